@@ -1,0 +1,106 @@
+#include "compiler/hlo/hlo_module.h"
+
+#include <algorithm>
+#include <unordered_set>
+
+namespace tilesmith::hlo {
+
+void HloInstruction::AddOperand(HloInstruction* operand) {
+  operands_.push_back(operand);
+  if (std::find(operand->users_.begin(), operand->users_.end(), this) == operand->users_.end()) {
+    operand->users_.push_back(this);
+  }
+}
+
+HloInstruction* HloComputation::AddInstruction(std::unique_ptr<HloInstruction> instruction) {
+  instructions_.push_back(std::move(instruction));
+  return instructions_.back().get();
+}
+
+std::string HloComputation::IndexParameters() {
+  parameters_.clear();
+  for (const auto& instruction : instructions_) {
+    if (instruction->opcode() != HloOpcode::kParameter) continue;
+    int64_t number = instruction->parameter_number();
+    if (number < 0) return "parameter '" + instruction->name() + "' has no number";
+    if (number >= static_cast<int64_t>(parameters_.size())) {
+      parameters_.resize(number + 1, nullptr);
+    }
+    if (parameters_[number] != nullptr) {
+      return "parameter number " + std::to_string(number) + " is used by both '" +
+             parameters_[number]->name() + "' and '" + instruction->name() + "'";
+    }
+    parameters_[number] = instruction.get();
+  }
+  for (size_t i = 0; i < parameters_.size(); ++i) {
+    if (parameters_[i] == nullptr) {
+      return "parameter numbers must be 0.." + std::to_string(parameters_.size() - 1) +
+             " without gaps; " + std::to_string(i) + " is missing";
+    }
+  }
+  return "";
+}
+
+std::vector<const HloInstruction*> HloComputation::PostOrder() const {
+  std::vector<const HloInstruction*> order;
+  order.reserve(instructions_.size());
+  std::unordered_set<const HloInstruction*> visited;
+  visited.reserve(instructions_.size() * 2);
+  // Iterative DFS: the stack holds (instruction, next operand to visit).
+  std::vector<std::pair<const HloInstruction*, int64_t>> stack;
+  auto visit_from = [&](const HloInstruction* start) {
+    if (!visited.insert(start).second) return;
+    stack.emplace_back(start, 0);
+    while (!stack.empty()) {
+      auto& [node, next] = stack.back();
+      if (next < node->operand_count()) {
+        const HloInstruction* operand = node->operand(next++);
+        if (visited.insert(operand).second) stack.emplace_back(operand, 0);
+        continue;
+      }
+      order.push_back(node);
+      stack.pop_back();
+    }
+  };
+  if (root_ != nullptr) visit_from(root_);
+  for (const auto& instruction : instructions_) visit_from(instruction.get());
+  return order;
+}
+
+HloComputation* HloModule::AddComputation(std::unique_ptr<HloComputation> computation) {
+  computations_.push_back(std::move(computation));
+  return computations_.back().get();
+}
+
+HloComputation* HloModule::FindComputation(std::string_view name) const {
+  for (const auto& computation : computations_) {
+    if (computation->name() == name) return computation.get();
+  }
+  return nullptr;
+}
+
+const HloComputation* HloModule::fusion() const {
+  if (entry_ == nullptr) return nullptr;
+  const HloInstruction* root = entry_->root();
+  if (root != nullptr && root->opcode() == HloOpcode::kFusion &&
+      !root->called_computations().empty()) {
+    return root->called_computation(0);
+  }
+  return entry_;
+}
+
+std::vector<const HloComputation*> HloModule::CalleesPostOrder(const HloComputation* root) {
+  std::vector<const HloComputation*> order;
+  std::unordered_set<const HloComputation*> visited;
+  auto visit = [&](auto&& self, const HloComputation* computation) -> void {
+    if (!visited.insert(computation).second) return;
+    for (const auto& instruction : computation->instructions()) {
+      for (const HloComputation* callee : instruction->called_computations()) self(self, callee);
+    }
+    order.push_back(computation);
+  };
+  visit(visit, root);
+  return order;
+}
+
+}  // namespace tilesmith::hlo

@@ -1,0 +1,161 @@
+// HLO opcodes: XLA's full set, so any HLO text parses and fingerprints; the evaluator
+// and emitters say by name which ones they do not implement.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace tilesmith::hlo {
+
+/// One HLO operation kind. Generated in alphabetical order of the text names.
+enum class HloOpcode : uint8_t {
+  kAbs,
+  kAcos,
+  kAcosh,
+  kAdd,
+  kAddDependency,
+  kAfterAll,
+  kAllGather,
+  kAllGatherDone,
+  kAllGatherStart,
+  kAllReduce,
+  kAllReduceDone,
+  kAllReduceStart,
+  kAllToAll,
+  kAnd,
+  kAsin,
+  kAsinh,
+  kAsyncDone,
+  kAsyncStart,
+  kAsyncUpdate,
+  kAtan2,
+  kAtanh,
+  kBatchNormGrad,
+  kBatchNormInference,
+  kBatchNormTraining,
+  kBitcast,
+  kBitcastConvert,
+  kBroadcast,
+  kCall,
+  kCbrt,
+  kCeil,
+  kCholesky,
+  kClamp,
+  kClz,
+  kCollectiveBroadcast,
+  kCollectivePermute,
+  kCollectivePermuteDone,
+  kCollectivePermuteStart,
+  kCompare,
+  kComplex,
+  kConcatenate,
+  kConditional,
+  kConstant,
+  kConvert,
+  kConvolution,
+  kCopy,
+  kCopyDone,
+  kCopyStart,
+  kCos,
+  kCosh,
+  kCustomCall,
+  kDivide,
+  kDomain,
+  kDot,
+  kDynamicReshape,
+  kDynamicSlice,
+  kDynamicUpdateSlice,
+  kErf,
+  kExp,
+  kExpm1,
+  kFft,
+  kFloor,
+  kFusion,
+  kGather,
+  kGetDimensionSize,
+  kGetTupleElement,
+  kImag,
+  kInfeed,
+  kIota,
+  kIsFinite,
+  kLog,
+  kLog1p,
+  kLogistic,
+  kMap,
+  kMaximum,
+  kMinimum,
+  kMultiply,
+  kNegate,
+  kNot,
+  kOptimizationBarrier,
+  kOr,
+  kOutfeed,
+  kPad,
+  kParameter,
+  kPartitionId,
+  kPopulationCount,
+  kPower,
+  kRaggedAllToAll,
+  kRaggedDot,
+  kReal,
+  kRecv,
+  kRecvDone,
+  kReduce,
+  kReducePrecision,
+  kReduceScatter,
+  kReduceWindow,
+  kRemainder,
+  kReplicaId,
+  kReshape,
+  kReverse,
+  kRng,
+  kRngBitGenerator,
+  kRngGetAndUpdateState,
+  kRoundNearestAfz,
+  kRoundNearestEven,
+  kRsqrt,
+  kScatter,
+  kSelect,
+  kSelectAndScatter,
+  kSend,
+  kSendDone,
+  kSetDimensionSize,
+  kShiftLeft,
+  kShiftRightArithmetic,
+  kShiftRightLogical,
+  kSign,
+  kSin,
+  kSinh,
+  kSlice,
+  kSort,
+  kSqrt,
+  kStochasticConvert,
+  kSubtract,
+  kTan,
+  kTanh,
+  kTopK,
+  kTranspose,
+  kTriangularSolve,
+  kTuple,
+  kWhile,
+  kXor,
+};
+
+inline constexpr int kHloOpcodeCount = 130;
+
+/// The name in HLO text, e.g. "exponential-minus-one".
+std::string_view HloOpcodeName(HloOpcode opcode);
+
+/// Parses an opcode name as written in HLO text.
+std::optional<HloOpcode> ParseHloOpcode(std::string_view name);
+
+/// Elementwise with one operand (abs, exponential, convert, …).
+bool IsUnaryElementwise(HloOpcode opcode);
+/// Elementwise with two operands (add, compare, atan2, shifts, complex, …).
+bool IsBinaryElementwise(HloOpcode opcode);
+/// Elementwise with three operands (select, clamp).
+bool IsTernaryElementwise(HloOpcode opcode);
+bool IsElementwise(HloOpcode opcode);
+
+}  // namespace tilesmith::hlo
