@@ -65,9 +65,7 @@ uint32_t OverflowBits(const FloatFormat& f, bool negative) {
   }
 }
 
-int MinNormalExponent(const FloatFormat& f) {
-  return HasSubnormals(f) ? 1 - f.bias : -f.bias;
-}
+int MinNormalExponent(const FloatFormat& f) { return HasSubnormals(f) ? 1 - f.bias : -f.bias; }
 
 // Bits of a finite, non-negative value that is exactly representable in `f`.
 uint32_t EncodeExact(const FloatFormat& f, double value) {
@@ -139,12 +137,26 @@ const FloatFormat& FormatOf(PrimitiveType type) {
 uint32_t EncodeNarrowFloatFromDouble(PrimitiveType type, double value) {
   const FloatFormat& f = FormatOf(type);
   bool negative = std::signbit(value);
-  if (std::isnan(value)) return NanBits(f, negative);
+  if (std::isnan(value)) {
+    if (type == PrimitiveType::kF16) {
+      // NumPy keeps the top 10 payload bits of an f64 NaN (and marks an empty one).
+      uint64_t payload = (std::bit_cast<uint64_t>(value) >> 42) & MantissaMask(f);
+      return SignBit(f) * negative | ExponentMask(f) | (payload == 0 ? 1u : payload);
+    }
+    return NanBits(f, negative);
+  }
   if (!HasSign(f) && (negative || value == 0)) return NanBits(f, negative);
   double magnitude = std::fabs(value);
   if (std::isinf(magnitude)) return OverflowBits(f, negative);
-  uint32_t sign = negative && f.special != Special::kFiniteNanNegZero ? SignBit(f) : 0;
-  if (magnitude == 0) return sign;
+  // fnuz types have no -0 (that pattern is their NaN), so zeros lose their sign there.
+  bool unsigned_zero = f.special == Special::kFiniteNanNegZero;
+  uint32_t sign = negative ? SignBit(f) : 0;
+  if (magnitude == 0) return unsigned_zero ? 0 : sign;
+  if (!HasSubnormals(f) && magnitude < std::ldexp(1.0, 1 - f.bias)) {
+    // Below e8m0's second-smallest value ml_dtypes takes its denormal path, which sends
+    // everything above 2^-127 up to 2^-126 and the rest to 2^-127 (e8m0 has no zero).
+    return magnitude > std::ldexp(1.0, -f.bias) ? 1u : 0u;
+  }
 
   int exponent;
   std::frexp(magnitude, &exponent);
@@ -153,10 +165,7 @@ uint32_t EncodeNarrowFloatFromDouble(PrimitiveType type, double value) {
   // Division by a power of two is exact; nearbyint rounds half to even.
   double rounded = std::nearbyint(magnitude / quantum) * quantum;
   if (rounded > f.max_finite()) return OverflowBits(f, negative);
-  if (rounded == 0) {
-    if (!HasSubnormals(f)) return 0;  // e8m0 has no zero: its smallest value.
-    return f.special == Special::kFiniteNanNegZero ? 0 : sign;
-  }
+  if (rounded == 0) return unsigned_zero ? 0 : sign;
   return sign | EncodeExact(f, rounded);
 }
 
@@ -229,7 +238,12 @@ uint16_t FloatToF16Bits(float value) {
   uint32_t bits = std::bit_cast<uint32_t>(value);
   uint16_t sign = static_cast<uint16_t>((bits >> 16) & 0x8000u);
   uint32_t magnitude_bits = bits & 0x7FFFFFFFu;
-  if (magnitude_bits > 0x7F800000u) return sign | 0x7E00u;   // NaN
+  if (magnitude_bits > 0x7F800000u) {
+    // NaN: like NumPy (the f16 reference), keep the payload's top 10 bits, quiet or not,
+    // and set the lowest mantissa bit if none survive so that the result stays a NaN.
+    uint16_t payload = static_cast<uint16_t>((magnitude_bits >> 13) & 0x3FFu);
+    return sign | 0x7C00u | (payload == 0 ? 1u : payload);
+  }
   if (magnitude_bits >= 0x477FF000u) return sign | 0x7C00u;  // rounds to >= 65520: inf
   if (magnitude_bits >= 0x38800000u) {                       // normal f16 (>= 2^-14)
     uint32_t rounding_bias = 0xFFFu + ((magnitude_bits >> 13) & 1u);

@@ -123,6 +123,9 @@ struct HloAttributes {
   std::optional<ScatterDimensions> scatter;      // scatter
   bool is_stable = false;                        // sort
   std::string custom_call_target;                // custom-call
+  /// The attribute naming each called computation ("to_apply", "calls", …), parallel to
+  /// `HloInstruction::called_computations()`.
+  std::vector<std::string> call_attribute_names;
   // Kept as text: they never change what a kernel computes.
   std::string metadata;             // `metadata={…}` contents, with braces
   std::string backend_config;       // `backend_config=…` as written (string or JSON)

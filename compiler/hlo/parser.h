@@ -1,0 +1,28 @@
+// Reading HLO text: modules, computations, instructions, shapes. Every error names the
+// file, line and column and what was expected.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "compiler/hlo/hlo_module.h"
+#include "compiler/hlo/shape.h"
+#include "support/status.h"
+
+namespace tilesmith::hlo {
+
+/// Parses a whole module (`HloModule` header optional; computations, `ENTRY` optional,
+/// `ROOT` optional: the last instruction is the root). Operands may be referenced before
+/// they are defined. Every instruction's shape is checked against its operands; a shape
+/// left out is inferred. `file_name` only labels error messages.
+Expected<std::unique_ptr<HloModule>> ParseHloModule(std::string_view text,
+                                                    std::string_view file_name = "<text>");
+
+/// Reads and parses a file; errors are prefixed with its path.
+Expected<std::unique_ptr<HloModule>> ParseHloModuleFile(const std::string& path);
+
+/// Parses a shape such as `f32[3,5]{1,0:T(2,2)}` or `(s32[], bf16[8]{0})`.
+Expected<Shape> ParseShape(std::string_view text);
+
+}  // namespace tilesmith::hlo

@@ -1,0 +1,33 @@
+// Helpers shared by the shape inference files. Private to compiler/hlo.
+#pragma once
+
+#include <span>
+#include <string>
+
+#include "compiler/hlo/hlo_instruction.h"
+#include "support/status.h"
+
+namespace tilesmith::hlo::shape_check {
+
+inline std::unexpected<Error> Fail(std::string message) {
+  return InvalidArgument(std::move(message));
+}
+
+std::string TypeName(PrimitiveType type);
+std::string DimsText(std::span<const int64_t> dims);
+Status ExpectOperandCount(const HloInstruction& instruction, int64_t count);
+/// Fails unless `shape` is an array; `what` names it ("operand 0").
+Status ExpectArray(const Shape& shape, std::string_view what);
+/// Every entry in [0, rank) and no repeats; `what` names the attribute.
+Status ExpectUniqueDims(std::span<const int64_t> dims, int64_t rank, std::string_view what);
+
+/// Ops whose shape only the declaration gives.
+Expected<Shape> InferOpaque(const Shape* declared);
+/// convert and bitcast-convert: dims from the operand, type from the declaration.
+Expected<Shape> InferConvert(const HloInstruction& instruction, const Shape* declared);
+/// Data-movement and reduction ops: iota, broadcast, reshape, bitcast, transpose, slice,
+/// dynamic-slice, dynamic-update-slice, pad, concatenate, reverse, reduce, reduce-window,
+/// map, sort, dot, gather, scatter.
+Expected<Shape> InferStructural(const HloInstruction& instruction, const Shape* declared);
+
+}  // namespace tilesmith::hlo::shape_check
