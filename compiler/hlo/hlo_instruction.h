@@ -13,6 +13,7 @@
 #include "compiler/hlo/hlo_opcode.h"
 #include "compiler/hlo/literal.h"
 #include "compiler/hlo/shape.h"
+#include "support/boxed.h"
 
 namespace tilesmith::hlo {
 
@@ -103,12 +104,13 @@ struct OpaqueAttribute {
 };
 
 /// Typed attributes. Only the fields meaningful for the opcode are set; the parser fills
-/// them from text and the printer writes back exactly those.
+/// them from text and the printer writes back exactly those. Large, rarely used fields are
+/// `Boxed` (optional on the heap) to keep instructions small.
 struct HloAttributes {
   std::vector<int64_t> dimensions;               // broadcast, transpose, reduce, reverse, …
-  std::optional<std::vector<SliceDim>> slice;    // slice
-  std::optional<std::vector<PadDim>> padding;    // pad
-  std::optional<std::vector<WindowDim>> window;  // reduce-window
+  Boxed<std::vector<SliceDim>> slice;    // slice
+  Boxed<std::vector<PadDim>> padding;    // pad
+  Boxed<std::vector<WindowDim>> window;  // reduce-window
   std::vector<int64_t> dynamic_slice_sizes;      // dynamic-slice
   std::optional<ComparisonDirection> direction;  // compare
   ComparisonType comparison_type = ComparisonType::kDefault;
@@ -118,9 +120,9 @@ struct HloAttributes {
   int64_t iota_dimension = -1;                   // iota
   int64_t exponent_bits = -1;                    // reduce-precision
   int64_t mantissa_bits = -1;                    // reduce-precision
-  std::optional<DotDimensions> dot;              // dot
-  std::optional<GatherDimensions> gather;        // gather
-  std::optional<ScatterDimensions> scatter;      // scatter
+  Boxed<DotDimensions> dot;              // dot
+  Boxed<GatherDimensions> gather;        // gather
+  Boxed<ScatterDimensions> scatter;      // scatter
   bool is_stable = false;                        // sort
   std::string custom_call_target;                // custom-call
   /// The attribute naming each called computation ("to_apply", "calls", …), parallel to
@@ -145,6 +147,10 @@ class HloInstruction {
 
   HloOpcode opcode() const { return opcode_; }
   const std::string& name() const { return name_; }
+  /// Position in the owning computation's instruction list (dense: use it to index
+  /// per-instruction side tables instead of hashing pointers). -1 until added.
+  int64_t id() const { return id_; }
+  void set_id(int64_t id) { id_ = id; }
   const Shape& shape() const { return shape_; }
   Shape& mutable_shape() { return shape_; }
   void set_name(std::string name) { name_ = std::move(name); }
@@ -153,7 +159,8 @@ class HloInstruction {
   const HloInstruction* operand(int64_t i) const { return operands_[i]; }
   HloInstruction* mutable_operand(int64_t i) { return operands_[i]; }
   std::span<HloInstruction* const> operands() const { return operands_; }
-  /// Appends an operand and records this instruction as its user.
+  /// Appends an operand and records this instruction as its user. All operands of an
+  /// instruction are added one after another.
   void AddOperand(HloInstruction* operand);
 
   /// Distinct users, in the order they were added.
@@ -177,6 +184,7 @@ class HloInstruction {
 
  private:
   HloOpcode opcode_;
+  int64_t id_ = -1;
   std::string name_;
   Shape shape_;
   std::vector<HloInstruction*> operands_;

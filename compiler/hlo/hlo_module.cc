@@ -7,22 +7,31 @@ namespace tilesmith::hlo {
 
 void HloInstruction::AddOperand(HloInstruction* operand) {
   operands_.push_back(operand);
-  if (std::find(operand->users_.begin(), operand->users_.end(), this) == operand->users_.end()) {
-    operand->users_.push_back(this);
-  }
+  // An instruction's operands are added together, so a repeated operand finds this
+  // instruction at the back of its users: the check stays O(1) for heavily used values.
+  if (operand->users_.empty() || operand->users_.back() != this) operand->users_.push_back(this);
 }
 
 HloInstruction* HloComputation::AddInstruction(std::unique_ptr<HloInstruction> instruction) {
+  instruction->set_id(static_cast<int64_t>(instructions_.size()));
   instructions_.push_back(std::move(instruction));
   return instructions_.back().get();
 }
 
 std::string HloComputation::IndexParameters() {
   parameters_.clear();
+  int64_t count = std::count_if(instructions_.begin(), instructions_.end(), [](const auto& i) {
+    return i->opcode() == HloOpcode::kParameter;
+  });
   for (const auto& instruction : instructions_) {
     if (instruction->opcode() != HloOpcode::kParameter) continue;
     int64_t number = instruction->parameter_number();
     if (number < 0) return "parameter '" + instruction->name() + "' has no number";
+    if (number >= count) {
+      return "parameter '" + instruction->name() + "' is number " + std::to_string(number) +
+             " but the computation has " + std::to_string(count) + " parameters (0.." +
+             std::to_string(count - 1) + ")";
+    }
     if (number >= static_cast<int64_t>(parameters_.size())) {
       parameters_.resize(number + 1, nullptr);
     }
@@ -44,18 +53,21 @@ std::string HloComputation::IndexParameters() {
 std::vector<const HloInstruction*> HloComputation::PostOrder() const {
   std::vector<const HloInstruction*> order;
   order.reserve(instructions_.size());
-  std::unordered_set<const HloInstruction*> visited;
-  visited.reserve(instructions_.size() * 2);
+  std::vector<char> visited(instructions_.size(), 0);
+  auto first_visit = [&](const HloInstruction* instruction) {
+    char& seen = visited[instruction->id()];
+    return seen ? false : (seen = 1, true);
+  };
   // Iterative DFS: the stack holds (instruction, next operand to visit).
   std::vector<std::pair<const HloInstruction*, int64_t>> stack;
   auto visit_from = [&](const HloInstruction* start) {
-    if (!visited.insert(start).second) return;
+    if (!first_visit(start)) return;
     stack.emplace_back(start, 0);
     while (!stack.empty()) {
       auto& [node, next] = stack.back();
       if (next < node->operand_count()) {
         const HloInstruction* operand = node->operand(next++);
-        if (visited.insert(operand).second) stack.emplace_back(operand, 0);
+        if (first_visit(operand)) stack.emplace_back(operand, 0);
         continue;
       }
       order.push_back(node);
@@ -90,16 +102,32 @@ const HloComputation* HloModule::fusion() const {
 }
 
 std::vector<const HloComputation*> HloModule::CalleesPostOrder(const HloComputation* root) {
+  // Iterative DFS so that long call chains cannot exhaust the stack.
   std::vector<const HloComputation*> order;
-  std::unordered_set<const HloComputation*> visited;
-  auto visit = [&](auto&& self, const HloComputation* computation) -> void {
-    if (!visited.insert(computation).second) return;
+  std::unordered_set<const HloComputation*> visited{root};
+  std::vector<std::pair<const HloComputation*, std::vector<const HloComputation*>>> stack;
+  auto callees_of = [](const HloComputation* computation) {
+    std::vector<const HloComputation*> callees;
     for (const auto& instruction : computation->instructions()) {
-      for (const HloComputation* callee : instruction->called_computations()) self(self, callee);
+      for (const HloComputation* callee : instruction->called_computations()) {
+        callees.push_back(callee);
+      }
     }
-    order.push_back(computation);
+    std::reverse(callees.begin(), callees.end());  // popped from the back in call order
+    return callees;
   };
-  visit(visit, root);
+  stack.emplace_back(root, callees_of(root));
+  while (!stack.empty()) {
+    auto& [computation, pending] = stack.back();
+    if (pending.empty()) {
+      order.push_back(computation);
+      stack.pop_back();
+      continue;
+    }
+    const HloComputation* next = pending.back();
+    pending.pop_back();
+    if (visited.insert(next).second) stack.emplace_back(next, callees_of(next));
+  }
   return order;
 }
 

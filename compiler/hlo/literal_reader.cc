@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "compiler/hlo/parse_internal.h"
+#include "compiler/hlo/parser.h"
 
 namespace tilesmith::hlo {
 namespace {
@@ -167,6 +168,15 @@ Expected<Literal> ReadLiteralImpl(TextCursor& cursor, const Shape& shape, int de
 }
 
 }  // namespace
+
+Expected<Literal> ParseLiteral(std::string_view text, const Shape& shape) {
+  TextCursor cursor(text, "<literal>");
+  TS_ASSIGN_OR_RETURN(Literal literal, ReadLiteralImpl(cursor, shape, 0));
+  if (!cursor.AtEnd()) {
+    return cursor.FailHere("unexpected " + cursor.DescribeNext() + " after the literal");
+  }
+  return literal;
+}
 
 Expected<Literal> ReadLiteral(TextCursor& cursor, const Shape& shape) {
   return ReadLiteralImpl(cursor, shape, 0);

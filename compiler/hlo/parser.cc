@@ -16,14 +16,17 @@ namespace {
 struct PendingOperand {
   std::string_view name;
   size_t position;
-  std::optional<Shape> shape;  // written inline before the operand name
 };
 
+// An instruction whose operands are still names; they are resolved when its computation
+// closes (operands may be defined later in the text). Its operands are the range
+// [first_operand, first_operand + operand_count) of the computation's operand list.
 struct PendingInstruction {
   HloInstruction* instruction;
   size_t position;
   bool shape_written;
-  std::vector<PendingOperand> operands;
+  size_t first_operand;
+  size_t operand_count;
 };
 
 struct InlineOperandShape {
@@ -84,10 +87,17 @@ class ModuleParser {
   TextCursor cursor_;
   std::unique_ptr<HloModule> module_;
   std::vector<PendingCall> calls_;
-  std::unordered_map<const HloInstruction*, size_t> positions_;
-  std::unordered_set<const HloInstruction*> shape_written_;
+  // Where each instruction starts and whether its shape was written, by computation and
+  // instruction id.
+  struct SourceInfo {
+    std::vector<size_t> positions;
+    std::vector<char> shape_written;
+  };
+  std::unordered_map<const HloComputation*, SourceInfo> sources_;
+  SourceInfo* current_source_ = nullptr;
   std::unordered_map<std::string_view, size_t> computation_positions_;
   std::vector<InlineOperandShape> inline_operand_shapes_;
+  std::vector<PendingOperand> operands_;  // of the computation being parsed
 };
 
 Expected<std::unique_ptr<HloModule>> ModuleParser::Parse() {
@@ -138,6 +148,7 @@ Status ModuleParser::ParseComputation() {
   }
   TS_RETURN_IF_ERROR(cursor_.Expect('{', "'{' to open computation '" + std::string(name) + "'"));
   auto computation = std::make_unique<HloComputation>(std::string(name));
+  current_source_ = &sources_[computation.get()];
   std::vector<PendingInstruction> pending;
   HloInstruction* root = nullptr;
   while (cursor_.Peek() != '}') {
@@ -153,6 +164,7 @@ Status ModuleParser::ParseComputation() {
   }
   computation->set_root(root != nullptr ? root : pending.back().instruction);
   TS_RETURN_IF_ERROR(ResolveOperands(*computation, pending));
+  operands_.clear();
   if (std::string problem = computation->IndexParameters(); !problem.empty()) {
     return cursor_.Fail(name_position, "in computation '" + std::string(name) + "': " + problem);
   }
@@ -187,12 +199,13 @@ Status ModuleParser::ParseInstruction(HloComputation& computation,
   if (!opcode) {
     return cursor_.Fail(opcode_position, "unknown opcode '" + std::string(opcode_name) + "'");
   }
+  bool shape_written = shape.has_value();
   auto instruction = std::make_unique<HloInstruction>(
-      *opcode, std::string(name), shape.has_value() ? *shape : Shape());
+      *opcode, std::string(name), shape_written ? std::move(*shape) : Shape());
   HloInstruction* added = computation.AddInstruction(std::move(instruction));
-  positions_[added] = position;
-  if (shape) shape_written_.insert(added);
-  PendingInstruction record{added, position, shape.has_value(), {}};
+  current_source_->positions.push_back(position);
+  current_source_->shape_written.push_back(shape_written);
+  PendingInstruction record{added, position, shape_written, operands_.size(), 0};
   if (is_root) {
     if (root != nullptr) {
       return cursor_.Fail(position, "computation '" + computation.name() +
@@ -231,14 +244,19 @@ Status ModuleParser::ParseOperands(HloInstruction& instruction, PendingInstructi
   }
   if (cursor_.Consume(')')) return OkStatus();
   do {
-    PendingOperand operand;
     if (NextIsShape(cursor_)) {
-      TS_ASSIGN_OR_RETURN(operand.shape, ReadShape(cursor_));
+      size_t shape_position = cursor_.position();
+      TS_ASSIGN_OR_RETURN(Shape shape, ReadShape(cursor_));
+      inline_operand_shapes_.push_back(
+          {&instruction, static_cast<int64_t>(pending.operand_count), std::move(shape),
+           shape_position});
     }
+    PendingOperand operand;
     cursor_.SkipSpace();
     operand.position = cursor_.position();
     TS_ASSIGN_OR_RETURN(operand.name, cursor_.ParseName("an operand name"));
-    pending.operands.push_back(std::move(operand));
+    operands_.push_back(operand);
+    ++pending.operand_count;
   } while (cursor_.Consume(','));
   return cursor_.Expect(')', "',' or ')' in the operand list");
 }
@@ -498,7 +516,8 @@ Status ModuleParser::ResolveOperands(HloComputation& computation,
     }
   }
   for (PendingInstruction& record : pending) {
-    for (PendingOperand& operand : record.operands) {
+    for (size_t i = 0; i < record.operand_count; ++i) {
+      const PendingOperand& operand = operands_[record.first_operand + i];
       auto it = by_name.find(operand.name);
       if (it == by_name.end()) {
         return cursor_.Fail(operand.position, "unknown operand '" + std::string(operand.name) +
@@ -509,10 +528,6 @@ Status ModuleParser::ResolveOperands(HloComputation& computation,
         return cursor_.Fail(operand.position,
                             "instruction '" + record.instruction->name() + "' uses itself");
       }
-      if (operand.shape) {
-        inline_operand_shapes_.push_back({record.instruction, record.instruction->operand_count(),
-                                          std::move(*operand.shape), operand.position});
-      }
       record.instruction->AddOperand(it->second);
     }
   }
@@ -522,19 +537,19 @@ Status ModuleParser::ResolveOperands(HloComputation& computation,
 Status ModuleParser::CheckAcyclic(const HloComputation& computation) {
   // Iterative three-colour DFS; a grey node reached again closes a cycle.
   enum class Mark : uint8_t { kWhite, kGrey, kBlack };
-  std::unordered_map<const HloInstruction*, Mark> marks;
-  marks.reserve(computation.instructions().size() * 2);
+  std::vector<Mark> marks(computation.instructions().size(), Mark::kWhite);
   for (const auto& start : computation.instructions()) {
-    if (marks[start.get()] != Mark::kWhite) continue;
+    if (marks[start->id()] != Mark::kWhite) continue;
     std::vector<std::pair<const HloInstruction*, int64_t>> stack{{start.get(), 0}};
-    marks[start.get()] = Mark::kGrey;
+    marks[start->id()] = Mark::kGrey;
     while (!stack.empty()) {
       auto& [node, next] = stack.back();
       if (next < node->operand_count()) {
         const HloInstruction* operand = node->operand(next++);
-        Mark& mark = marks[operand];
+        Mark& mark = marks[operand->id()];
         if (mark == Mark::kGrey) {
-          return cursor_.Fail(positions_[operand], "instruction '" + operand->name() +
+          return cursor_.Fail(current_source_->positions[operand->id()],
+                              "instruction '" + operand->name() +
                                                        "' depends on itself through '" +
                                                        node->name() + "' (a cycle)");
         }
@@ -544,7 +559,7 @@ Status ModuleParser::CheckAcyclic(const HloComputation& computation) {
         }
         continue;
       }
-      marks[node] = Mark::kBlack;
+      marks[node->id()] = Mark::kBlack;
       stack.pop_back();
     }
   }
@@ -552,34 +567,54 @@ Status ModuleParser::CheckAcyclic(const HloComputation& computation) {
 }
 
 Status ModuleParser::ResolveCalls() {
+  std::unordered_map<std::string_view, HloComputation*> by_name;
+  for (const auto& computation : module_->computations()) {
+    by_name.emplace(computation->name(), computation.get());
+  }
   for (const PendingCall& call : calls_) {
-    HloComputation* callee = module_->FindComputation(call.name);
-    if (callee == nullptr) {
+    auto it = by_name.find(call.name);
+    if (it == by_name.end()) {
       return cursor_.Fail(call.position, "unknown computation '" + std::string(call.name) + "'");
     }
-    call.instruction->AddCalledComputation(callee);
+    call.instruction->AddCalledComputation(it->second);
   }
-  // Computations may not call themselves, directly or through others.
+  // Computations may not call themselves, directly or through others: an iterative
+  // three-colour DFS over the call graph.
   enum class Mark : uint8_t { kWhite, kGrey, kBlack };
   std::unordered_map<const HloComputation*, Mark> marks;
-  auto visit = [&](auto&& self, const HloComputation* computation) -> Status {
-    Mark& mark = marks[computation];
-    if (mark == Mark::kBlack) return OkStatus();
-    if (mark == Mark::kGrey) {
-      return cursor_.Fail(computation_positions_[computation->name()],
-                          "computation '" + computation->name() + "' calls itself");
-    }
-    mark = Mark::kGrey;
+  auto callees_of = [](const HloComputation* computation) {
+    std::vector<const HloComputation*> callees;
     for (const auto& instruction : computation->instructions()) {
       for (const HloComputation* callee : instruction->called_computations()) {
-        TS_RETURN_IF_ERROR(self(self, callee));
+        callees.push_back(callee);
       }
     }
-    marks[computation] = Mark::kBlack;
-    return OkStatus();
+    return callees;
   };
-  for (const auto& computation : module_->computations()) {
-    TS_RETURN_IF_ERROR(visit(visit, computation.get()));
+  for (const auto& start : module_->computations()) {
+    if (marks[start.get()] != Mark::kWhite) continue;
+    std::vector<std::pair<const HloComputation*, std::vector<const HloComputation*>>> stack;
+    marks[start.get()] = Mark::kGrey;
+    stack.emplace_back(start.get(), callees_of(start.get()));
+    while (!stack.empty()) {
+      auto& [computation, pending] = stack.back();
+      if (pending.empty()) {
+        marks[computation] = Mark::kBlack;
+        stack.pop_back();
+        continue;
+      }
+      const HloComputation* next = pending.back();
+      pending.pop_back();
+      Mark& mark = marks[next];
+      if (mark == Mark::kGrey) {
+        return cursor_.Fail(computation_positions_[next->name()],
+                            "computation '" + next->name() + "' calls itself");
+      }
+      if (mark == Mark::kWhite) {
+        mark = Mark::kGrey;
+        stack.emplace_back(next, callees_of(next));
+      }
+    }
   }
   return OkStatus();
 }
@@ -589,10 +624,11 @@ Status ModuleParser::InferAndVerifyShapes() {
   for (const auto& top : module_->computations()) {
     for (const HloComputation* computation : HloModule::CalleesPostOrder(top.get())) {
       if (!done.insert(computation).second) continue;
+      const SourceInfo& source = sources_.at(computation);
       for (const HloInstruction* node : computation->PostOrder()) {
         auto* instruction = const_cast<HloInstruction*>(node);
-        bool written = shape_written_.contains(instruction);
-        size_t position = positions_[instruction];
+        bool written = source.shape_written[instruction->id()];
+        size_t position = source.positions[instruction->id()];
         NormalizeComparisonType(*instruction);
         Expected<Shape> inferred = InferShape(*instruction, written ? &instruction->shape()
                                                                     : nullptr);

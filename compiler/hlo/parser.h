@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "compiler/hlo/hlo_module.h"
+#include "compiler/hlo/literal.h"
 #include "compiler/hlo/shape.h"
 #include "support/status.h"
 
@@ -24,5 +25,8 @@ Expected<std::unique_ptr<HloModule>> ParseHloModuleFile(const std::string& path)
 
 /// Parses a shape such as `f32[3,5]{1,0:T(2,2)}` or `(s32[], bf16[8]{0})`.
 Expected<Shape> ParseShape(std::string_view text);
+
+/// Parses literal text (`{1, 2}`, `(1, 0)`, `-inf`, `{...}`) as a value of `shape`.
+Expected<Literal> ParseLiteral(std::string_view text, const Shape& shape);
 
 }  // namespace tilesmith::hlo

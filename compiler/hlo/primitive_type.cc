@@ -1,6 +1,7 @@
 #include "compiler/hlo/primitive_type.h"
 
 #include <array>
+#include <unordered_map>
 
 namespace tilesmith::hlo {
 namespace {
@@ -62,13 +63,19 @@ std::span<const PrimitiveType> AllArrayTypes() { return kArrayTypes; }
 std::string_view PrimitiveTypeName(PrimitiveType type) { return Info(type).name; }
 
 std::optional<PrimitiveType> ParsePrimitiveType(std::string_view name) {
-  for (const TypeInfo& info : kTypes) {
-    if (info.type != PrimitiveType::kInvalid && info.type != PrimitiveType::kTuple &&
-        info.name == name) {
-      return info.type;
+  // Called for every shape the parser reads: a hash lookup, not a scan.
+  static const std::unordered_map<std::string_view, PrimitiveType> by_name = [] {
+    std::unordered_map<std::string_view, PrimitiveType> map;
+    for (const TypeInfo& info : kTypes) {
+      if (info.type != PrimitiveType::kInvalid && info.type != PrimitiveType::kTuple) {
+        map.emplace(info.name, info.type);
+      }
     }
-  }
-  return std::nullopt;
+    return map;
+  }();
+  auto it = by_name.find(name);
+  if (it == by_name.end()) return std::nullopt;
+  return it->second;
 }
 
 int BitWidth(PrimitiveType type) { return Info(type).bits; }

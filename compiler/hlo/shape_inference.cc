@@ -163,8 +163,7 @@ Expected<Shape> InferBinary(const HloInstruction& instruction, const Shape* decl
     return Fail(std::string(HloOpcodeName(opcode)) + " needs " + std::string(ClassText(type_class)) +
                 ", not " + TypeName(lhs.element_type()));
   }
-  Shape result = lhs;
-  result.set_layout(Layout::Default(lhs.rank()));
+  Shape result = Shape::Array(lhs.element_type(), {lhs.dims().begin(), lhs.dims().end()});
   if (opcode == HloOpcode::kCompare) {
     if (!instruction.attributes().direction) return Fail("compare needs a direction=");
     ComparisonType type = instruction.attributes().comparison_type;

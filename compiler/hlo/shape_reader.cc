@@ -8,6 +8,8 @@ namespace tilesmith::hlo {
 namespace {
 
 constexpr int kMaxShapeNesting = 64;
+// Far above any real array; bounds the recursion of literal reading and index arithmetic.
+constexpr size_t kMaxRank = 128;
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
@@ -167,8 +169,9 @@ bool NextIsShape(TextCursor& cursor) {
   std::string_view name = cursor.PeekName();
   if (name.empty() || cursor.PeekRaw() == '%') return false;
   size_t after = static_cast<size_t>(name.data() - cursor.text().data()) + name.size();
-  return after < cursor.text().size() && cursor.text()[after] == '[' &&
-         ParsePrimitiveType(name).has_value();
+  // A name followed by '[' can only be a shape; an unknown type name is reported as such
+  // by ReadShape rather than as an unknown opcode.
+  return after < cursor.text().size() && cursor.text()[after] == '[';
 }
 
 Expected<Shape> ReadShape(TextCursor& cursor, int depth) {
@@ -200,6 +203,9 @@ Expected<Shape> ReadShape(TextCursor& cursor, int depth) {
   std::vector<int64_t> dynamic_dims;
   if (!cursor.Consume(']')) {
     do {
+      if (dims.size() == kMaxRank) {
+        return cursor.FailHere("rank above " + std::to_string(kMaxRank) + " is not supported");
+      }
       if (cursor.Consume('?')) {
         dynamic_dims.push_back(static_cast<int64_t>(dims.size()));
         dims.push_back(Shape::kUnboundedSize);
