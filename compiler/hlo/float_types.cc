@@ -141,7 +141,7 @@ uint32_t EncodeNarrowFloatFromDouble(PrimitiveType type, double value) {
     if (type == PrimitiveType::kF16) {
       // NumPy keeps the top 10 payload bits of an f64 NaN (and marks an empty one).
       uint64_t payload = (std::bit_cast<uint64_t>(value) >> 42) & MantissaMask(f);
-      return SignBit(f) * negative | ExponentMask(f) | (payload == 0 ? 1u : payload);
+      return (negative ? SignBit(f) : 0u) | ExponentMask(f) | (payload == 0 ? 1u : payload);
     }
     return NanBits(f, negative);
   }

@@ -41,7 +41,8 @@ float DecodeNarrowFloat(PrimitiveType type, uint32_t bits);
 /// `value` rounded to the precision and range of `type`, returned as f32.
 float RoundToNarrowFloat(PrimitiveType type, float value);
 
-/// Fast paths for the two 16-bit types, bit-identical to the general functions.
+/// Fast paths for the two 16-bit types, bit-identical to the general functions. f16 keeps
+/// a NaN's top payload bits as NumPy does (bf16 and the f8 types make a canonical NaN).
 uint16_t FloatToBf16Bits(float value);
 float Bf16BitsToFloat(uint16_t bits);
 uint16_t FloatToF16Bits(float value);

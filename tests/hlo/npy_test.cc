@@ -359,9 +359,6 @@ TEST(NpyTest, FilesRoundTripAndErrorsNameThePath) {
   EXPECT_FALSE(SerializeNpy(elided).has_value());
 }
 
-}  // namespace
-}  // namespace tilesmith::hlo
-
 // Manual interop check driven by tests/tools/check_npy_interop.py, which writes NumPy files
 // and a manifest into $TILESMITH_NPY_INTEROP_DIR, runs this test, then checks what it wrote
 // with NumPy. Skipped in ordinary runs, so ctest needs no Python.
@@ -388,3 +385,6 @@ TEST(NpyInteropTest, ReadsNumpyFilesAndWritesThemBack) {
   }
   EXPECT_GT(cases, 0);
 }
+
+}  // namespace
+}  // namespace tilesmith::hlo

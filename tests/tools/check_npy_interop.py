@@ -10,6 +10,7 @@ it back, then checks every written file loads to the same values and is byte-ide
 numpy.save of the C-ordered array. Exits non-zero on any difference.
 """
 
+import io
 import os
 import subprocess
 import sys
@@ -20,11 +21,13 @@ import numpy as np
 
 
 def cases(rng):
-    """(name, HLO type, array as written by numpy, HLO dims) tuples."""
+    """(name, HLO type, array numpy writes, array tilesmith should write back) tuples."""
     out = []
 
-    def add(name, hlo_type, array):
-        out.append((name, hlo_type, array))
+    def add(name, hlo_type, array, written=None):
+        # copy(order="C"), not ascontiguousarray, which turns 0-d arrays into 1-d ones.
+        expected = array if written is None else written
+        out.append((name, hlo_type, array, expected.copy(order="C")))
 
     for hlo_type, dtype in [("pred", np.bool_), ("s8", np.int8), ("s16", np.int16),
                             ("s32", np.int32), ("s64", np.int64), ("u8", np.uint8),
@@ -42,7 +45,9 @@ def cases(rng):
     bf16 = rng.standard_normal((5, 7)).astype(ml_dtypes.bfloat16)
     add("bf16_bits", "bf16", bf16.view(np.uint16))
     add("bf16_bits_f", "bf16", np.asfortranarray(bf16.view(np.uint16)))
-    add("f32_bits", "f32", rng.standard_normal((3, 3)).astype(np.float32).view(np.uint32))
+    # A type NumPy has, read from its raw-bits carrier, is written back as itself.
+    f32 = rng.standard_normal((3, 3)).astype(np.float32)
+    add("f32_bits", "f32", f32.view(np.uint32), f32)
     for hlo_type, dtype in [("f8e4m3fn", ml_dtypes.float8_e4m3fn),
                             ("f8e5m2", ml_dtypes.float8_e5m2),
                             ("f8e8m0fnu", ml_dtypes.float8_e8m0fnu)]:
@@ -66,7 +71,7 @@ def main():
     with tempfile.TemporaryDirectory() as work:
         all_cases = cases(rng)
         with open(os.path.join(work, "manifest.txt"), "w") as manifest:
-            for name, hlo_type, array in all_cases:
+            for name, hlo_type, array, _ in all_cases:
                 np.save(os.path.join(work, f"np_{name}.npy"), array)
                 dims = ",".join(str(d) for d in array.shape) or "-"
                 manifest.write(f"{name} {hlo_type} {dims}\n")
@@ -76,16 +81,15 @@ def main():
         if result.returncode != 0 or "[  PASSED  ] 1 test" not in result.stdout:
             print(result.stdout[-3000:], result.stderr[-3000:])
             sys.exit("hlo_test NpyInteropTest failed")
-        for name, _, array in all_cases:
+        for name, _, _, expected in all_cases:
             path = os.path.join(work, f"ts_{name}.npy")
             loaded = np.load(path)
             with open(path, "rb") as f:
                 ours = f.read()
-            import io
             reference = io.BytesIO()
-            np.save(reference, np.ascontiguousarray(array))
-            same_values = (loaded.dtype == array.dtype and loaded.shape == array.shape and
-                           loaded.tobytes() == np.ascontiguousarray(array).tobytes())
+            np.save(reference, expected)
+            same_values = (loaded.dtype == expected.dtype and loaded.shape == expected.shape and
+                           loaded.tobytes() == expected.tobytes())
             if not same_values or ours != reference.getvalue():
                 failures += 1
                 print(f"MISMATCH {name}: values {'ok' if same_values else 'differ'}, "
