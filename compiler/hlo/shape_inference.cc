@@ -114,8 +114,8 @@ Expected<Shape> InferUnary(const HloInstruction& instruction, const Shape* decla
   PrimitiveType type = operand.element_type();
   TypeClass type_class = UnaryClass(opcode);
   if (!InClass(type, type_class)) {
-    return Fail(std::string(HloOpcodeName(opcode)) + " needs " + std::string(ClassText(type_class)) +
-                ", not " + TypeName(type));
+    return Fail(std::string(HloOpcodeName(opcode)) + " needs " +
+                std::string(ClassText(type_class)) + ", not " + TypeName(type));
   }
   Shape result = Shape::Array(type, {operand.dims().begin(), operand.dims().end()});
   switch (opcode) {
@@ -160,8 +160,8 @@ Expected<Shape> InferBinary(const HloInstruction& instruction, const Shape* decl
   }
   TypeClass type_class = BinaryClass(opcode);
   if (!InClass(lhs.element_type(), type_class)) {
-    return Fail(std::string(HloOpcodeName(opcode)) + " needs " + std::string(ClassText(type_class)) +
-                ", not " + TypeName(lhs.element_type()));
+    return Fail(std::string(HloOpcodeName(opcode)) + " needs " +
+                std::string(ClassText(type_class)) + ", not " + TypeName(lhs.element_type()));
   }
   Shape result = Shape::Array(lhs.element_type(), {lhs.dims().begin(), lhs.dims().end()});
   if (opcode == HloOpcode::kCompare) {
@@ -189,7 +189,7 @@ Expected<Shape> InferBinary(const HloInstruction& instruction, const Shape* decl
       return Fail("complex needs f32 or f64 operands, not " + TypeName(lhs.element_type()));
     }
     result.set_element_type(lhs.element_type() == PrimitiveType::kF32 ? PrimitiveType::kC64
-                                                                       : PrimitiveType::kC128);
+                                                                      : PrimitiveType::kC128);
   }
   return result;
 }
@@ -204,9 +204,8 @@ Expected<Shape> InferTernary(const HloInstruction& instruction) {
   TS_RETURN_IF_ERROR(ExpectArray(c, "operand 2"));
   auto same_or_scalar = [](const Shape& small, const Shape& full, bool check_type) {
     if (check_type && small.element_type() != full.element_type()) return false;
-    return small.rank() == 0 ||
-           std::equal(small.dims().begin(), small.dims().end(), full.dims().begin(),
-                      full.dims().end());
+    return small.rank() == 0 || std::equal(small.dims().begin(), small.dims().end(),
+                                           full.dims().begin(), full.dims().end());
   };
   if (instruction.opcode() == HloOpcode::kSelect) {
     if (a.element_type() != PrimitiveType::kPred) {
@@ -232,7 +231,8 @@ Expected<Shape> InferTernary(const HloInstruction& instruction) {
 
 Expected<Shape> InferCallee(const HloInstruction& instruction) {
   if (instruction.called_computations().size() != 1) {
-    return Fail(std::string(HloOpcodeName(instruction.opcode())) + " calls exactly one computation");
+    return Fail(std::string(HloOpcodeName(instruction.opcode())) +
+                " calls exactly one computation");
   }
   const HloComputation& callee = *instruction.called_computation(0);
   if (callee.parameter_count() != instruction.operand_count()) {

@@ -21,6 +21,19 @@ Status ExpectArray(const Shape& shape, std::string_view what);
 /// Every entry in [0, rank) and no repeats; `what` names the attribute.
 Status ExpectUniqueDims(std::span<const int64_t> dims, int64_t rank, std::string_view what);
 
+std::vector<int64_t> DimsOf(const Shape& shape);
+/// Fails unless `shape` is an integer scalar (start index `i`).
+Status ExpectScalarIndex(const Shape& shape, int64_t i);
+/// Checks the reducer of reduce / reduce-window / scatter: 2N scalar parameters (N
+/// accumulators, N values), returning the accumulator types (a tuple when N > 1).
+Status CheckReducer(const HloInstruction& instruction, std::span<const PrimitiveType> accumulators,
+                    std::span<const PrimitiveType> values);
+/// The single shape, or a tuple of several.
+Shape MaybeTuple(std::vector<Shape> shapes);
+
+Expected<Shape> InferGather(const HloInstruction& instruction);
+Expected<Shape> InferScatter(const HloInstruction& instruction);
+
 /// Ops whose shape only the declaration gives.
 Expected<Shape> InferOpaque(const Shape* declared);
 /// convert and bitcast-convert: dims from the operand, type from the declaration.

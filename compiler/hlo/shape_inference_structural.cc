@@ -21,8 +21,8 @@ std::string DimsText(std::span<const int64_t> dims) {
 
 Status ExpectOperandCount(const HloInstruction& instruction, int64_t count) {
   if (instruction.operand_count() == count) return OkStatus();
-  return Fail(std::string(HloOpcodeName(instruction.opcode())) + " takes " +
-              std::to_string(count) + " operand" + (count == 1 ? "" : "s") + ", not " +
+  return Fail(std::string(HloOpcodeName(instruction.opcode())) + " takes " + std::to_string(count) +
+              " operand" + (count == 1 ? "" : "s") + ", not " +
               std::to_string(instruction.operand_count()));
 }
 
@@ -85,8 +85,6 @@ Expected<Shape> InferConvert(const HloInstruction& instruction, const Shape* dec
   return Shape::Array(to, std::move(dims));
 }
 
-namespace {
-
 std::vector<int64_t> DimsOf(const Shape& shape) {
   return {shape.dims().begin(), shape.dims().end()};
 }
@@ -125,7 +123,8 @@ Status CheckReducer(const HloInstruction& instruction, std::span<const Primitive
   };
   bool ok = n == 1 ? scalar_of(root, accumulators[0])
                    : root.IsTuple() && root.tuple_elements().size() == n;
-  for (size_t i = 0; ok && n > 1 && i < n; ++i) ok = scalar_of(root.tuple_element(i), accumulators[i]);
+  for (size_t i = 0; ok && n > 1 && i < n; ++i)
+    ok = scalar_of(root.tuple_element(i), accumulators[i]);
   if (!ok) {
     return Fail("reducer '" + reducer.name() + "' returns " + ShapeToStringNoLayout(root) +
                 "; it must return the accumulator type" + (n > 1 ? "s as a tuple" : ""));
@@ -156,8 +155,8 @@ Expected<Variadic> SplitVariadic(const HloInstruction& instruction) {
       return Fail("init value " + std::to_string(i) + " must be a scalar, not " +
                   ShapeToStringNoLayout(init));
     }
-    if (i > 0 && !std::equal(input.dims().begin(), input.dims().end(),
-                             v.inputs[0]->dims().begin(), v.inputs[0]->dims().end())) {
+    if (i > 0 && !std::equal(input.dims().begin(), input.dims().end(), v.inputs[0]->dims().begin(),
+                             v.inputs[0]->dims().end())) {
       return Fail("inputs must have the same dimensions; " + ShapeToStringNoLayout(input) +
                   " differs from " + ShapeToStringNoLayout(*v.inputs[0]));
     }
@@ -173,6 +172,8 @@ Shape MaybeTuple(std::vector<Shape> shapes) {
   if (shapes.size() == 1) return std::move(shapes[0]);
   return Shape::Tuple(std::move(shapes));
 }
+
+namespace {
 
 Expected<Shape> InferReduce(const HloInstruction& instruction) {
   TS_ASSIGN_OR_RETURN(Variadic v, SplitVariadic(instruction));
@@ -260,140 +261,6 @@ Expected<Shape> InferDot(const HloInstruction& instruction, const Shape* declare
   return Shape::Array(type, std::move(result));
 }
 
-Expected<Shape> InferGather(const HloInstruction& instruction) {
-  TS_RETURN_IF_ERROR(ExpectOperandCount(instruction, 2));
-  const Shape& operand = instruction.operand(0)->shape();
-  const Shape& indices = instruction.operand(1)->shape();
-  TS_RETURN_IF_ERROR(ExpectArray(operand, "the operand"));
-  TS_RETURN_IF_ERROR(ExpectArray(indices, "the start indices"));
-  if (!IsIntegral(indices.element_type())) return Fail("start indices must be integers");
-  if (!instruction.attributes().gather) return Fail("needs gather dimension numbers");
-  const GatherDimensions& g = *instruction.attributes().gather;
-  if (g.index_vector_dim < 0 || g.index_vector_dim > indices.rank()) {
-    return Fail("index_vector_dim=" + std::to_string(g.index_vector_dim) + " is out of range");
-  }
-  int64_t index_size = g.index_vector_dim == indices.rank() ? 1 : indices.dim(g.index_vector_dim);
-  if (static_cast<int64_t>(g.start_index_map.size()) != index_size) {
-    return Fail("start_index_map has " + std::to_string(g.start_index_map.size()) +
-                " entries but index vectors have " + std::to_string(index_size));
-  }
-  TS_RETURN_IF_ERROR(ExpectUniqueDims(g.start_index_map, operand.rank(), "start_index_map"));
-  if (static_cast<int64_t>(g.slice_sizes.size()) != operand.rank()) {
-    return Fail("slice_sizes needs one entry per operand dimension");
-  }
-  std::vector<int64_t> dropped = g.collapsed_slice_dims;
-  dropped.insert(dropped.end(), g.operand_batching_dims.begin(), g.operand_batching_dims.end());
-  TS_RETURN_IF_ERROR(ExpectUniqueDims(dropped, operand.rank(),
-                                      "collapsed_slice_dims+operand_batching_dims"));
-  for (int64_t d = 0; d < operand.rank(); ++d) {
-    if (g.slice_sizes[d] < 0 || g.slice_sizes[d] > operand.dim(d)) {
-      return Fail("slice_sizes[" + std::to_string(d) + "]=" + std::to_string(g.slice_sizes[d]) +
-                  " exceeds the operand dimension " + std::to_string(operand.dim(d)));
-    }
-  }
-  for (int64_t d : dropped) {
-    if (g.slice_sizes[d] > 1) return Fail("collapsed dimensions need slice size <= 1");
-  }
-  std::vector<int64_t> offset_sizes;
-  for (int64_t d = 0; d < operand.rank(); ++d) {
-    if (std::find(dropped.begin(), dropped.end(), d) == dropped.end()) {
-      offset_sizes.push_back(g.slice_sizes[d]);
-    }
-  }
-  if (offset_sizes.size() != g.offset_dims.size()) {
-    return Fail("offset_dims has " + std::to_string(g.offset_dims.size()) +
-                " entries but the slice keeps " + std::to_string(offset_sizes.size()) +
-                " dimensions");
-  }
-  std::vector<int64_t> batch_sizes;
-  for (int64_t d = 0; d < indices.rank(); ++d) {
-    if (d != g.index_vector_dim) batch_sizes.push_back(indices.dim(d));
-  }
-  int64_t rank = static_cast<int64_t>(batch_sizes.size() + offset_sizes.size());
-  TS_RETURN_IF_ERROR(ExpectUniqueDims(g.offset_dims, rank, "offset_dims"));
-  if (!std::is_sorted(g.offset_dims.begin(), g.offset_dims.end())) {
-    return Fail("offset_dims must be sorted");
-  }
-  std::vector<int64_t> result;
-  size_t next_offset = 0;
-  size_t next_batch = 0;
-  for (int64_t d = 0; d < rank; ++d) {
-    bool is_offset = std::find(g.offset_dims.begin(), g.offset_dims.end(), d) != g.offset_dims.end();
-    result.push_back(is_offset ? offset_sizes[next_offset++] : batch_sizes[next_batch++]);
-  }
-  return Shape::Array(operand.element_type(), std::move(result));
-}
-
-Expected<Shape> InferScatter(const HloInstruction& instruction) {
-  int64_t count = instruction.operand_count();
-  if (count < 3 || count % 2 == 0) return Fail("takes N operands, the indices and N updates");
-  int64_t n = (count - 1) / 2;
-  if (!instruction.attributes().scatter) return Fail("needs scatter dimension numbers");
-  const ScatterDimensions& s = *instruction.attributes().scatter;
-  const Shape& operand = instruction.operand(0)->shape();
-  const Shape& indices = instruction.operand(n)->shape();
-  const Shape& updates = instruction.operand(n + 1)->shape();
-  TS_RETURN_IF_ERROR(ExpectArray(operand, "the operand"));
-  TS_RETURN_IF_ERROR(ExpectArray(indices, "the indices"));
-  TS_RETURN_IF_ERROR(ExpectArray(updates, "the updates"));
-  if (!IsIntegral(indices.element_type())) return Fail("scatter indices must be integers");
-  std::vector<PrimitiveType> types;
-  std::vector<Shape> results;
-  for (int64_t i = 0; i < n; ++i) {
-    const Shape& op = instruction.operand(i)->shape();
-    const Shape& up = instruction.operand(n + 1 + i)->shape();
-    TS_RETURN_IF_ERROR(ExpectArray(op, "operand " + std::to_string(i)));
-    TS_RETURN_IF_ERROR(ExpectArray(up, "update " + std::to_string(i)));
-    if (!std::equal(op.dims().begin(), op.dims().end(), operand.dims().begin(),
-                    operand.dims().end()) ||
-        !std::equal(up.dims().begin(), up.dims().end(), updates.dims().begin(),
-                    updates.dims().end())) {
-      return Fail("all operands (and all updates) must have the same dimensions");
-    }
-    if (op.element_type() != up.element_type()) {
-      return Fail("update " + std::to_string(i) + " must have the operand's element type");
-    }
-    types.push_back(op.element_type());
-    results.push_back(Shape::Array(op.element_type(), DimsOf(op)));
-  }
-  if (s.index_vector_dim < 0 || s.index_vector_dim > indices.rank()) {
-    return Fail("index_vector_dim=" + std::to_string(s.index_vector_dim) + " is out of range");
-  }
-  int64_t index_size = s.index_vector_dim == indices.rank() ? 1 : indices.dim(s.index_vector_dim);
-  if (static_cast<int64_t>(s.scatter_dims_to_operand_dims.size()) != index_size) {
-    return Fail("scatter_dims_to_operand_dims has " +
-                std::to_string(s.scatter_dims_to_operand_dims.size()) +
-                " entries but index vectors have " + std::to_string(index_size));
-  }
-  TS_RETURN_IF_ERROR(ExpectUniqueDims(s.scatter_dims_to_operand_dims, operand.rank(),
-                                      "scatter_dims_to_operand_dims"));
-  std::vector<int64_t> dropped = s.inserted_window_dims;
-  dropped.insert(dropped.end(), s.input_batching_dims.begin(), s.input_batching_dims.end());
-  TS_RETURN_IF_ERROR(ExpectUniqueDims(dropped, operand.rank(),
-                                      "inserted_window_dims+input_batching_dims"));
-  TS_RETURN_IF_ERROR(ExpectUniqueDims(s.update_window_dims, updates.rank(), "update_window_dims"));
-  if (static_cast<int64_t>(s.update_window_dims.size() + dropped.size()) != operand.rank()) {
-    return Fail("update_window_dims plus inserted_window_dims must cover the operand's rank");
-  }
-  int64_t scatter_rank = indices.rank() - (s.index_vector_dim < indices.rank() ? 1 : 0);
-  if (updates.rank() - static_cast<int64_t>(s.update_window_dims.size()) != scatter_rank) {
-    return Fail("the updates have " + std::to_string(updates.rank()) + " dimensions; expected " +
-                std::to_string(scatter_rank + s.update_window_dims.size()));
-  }
-  // Window sizes may not exceed the operand dims they land in.
-  size_t window = 0;
-  for (int64_t d = 0; d < operand.rank(); ++d) {
-    if (std::find(dropped.begin(), dropped.end(), d) != dropped.end()) continue;
-    int64_t size = updates.dim(s.update_window_dims[window++]);
-    if (size > operand.dim(d)) {
-      return Fail("update window size " + std::to_string(size) + " exceeds operand dimension " +
-                  std::to_string(d) + " (" + std::to_string(operand.dim(d)) + ")");
-    }
-  }
-  TS_RETURN_IF_ERROR(CheckReducer(instruction, types, types));
-  return MaybeTuple(std::move(results));
-}
-
 }  // namespace
 
 Expected<Shape> InferStructural(const HloInstruction& instruction, const Shape* declared) {
@@ -467,7 +334,8 @@ Expected<Shape> InferStructural(const HloInstruction& instruction, const Shape* 
     case HloOpcode::kSlice: {
       TS_RETURN_IF_ERROR(ExpectOperandCount(instruction, 1));
       TS_RETURN_IF_ERROR(ExpectArray(operand(0), "the operand"));
-      if (!attributes.slice || static_cast<int64_t>(attributes.slice->size()) != operand(0).rank()) {
+      if (!attributes.slice ||
+          static_cast<int64_t>(attributes.slice->size()) != operand(0).rank()) {
         return Fail("slice={…} needs one [start:limit:stride] per operand dimension");
       }
       std::vector<int64_t> result;
@@ -494,9 +362,8 @@ Expected<Shape> InferStructural(const HloInstruction& instruction, const Shape* 
       }
       for (int64_t d = 0; d < rank; ++d) {
         if (sizes[d] < 0 || sizes[d] > operand(0).dim(d)) {
-          return Fail("dynamic_slice_sizes[" + std::to_string(d) + "]=" +
-                      std::to_string(sizes[d]) + " exceeds the dimension size " +
-                      std::to_string(operand(0).dim(d)));
+          return Fail("dynamic_slice_sizes[" + std::to_string(d) + "]=" + std::to_string(sizes[d]) +
+                      " exceeds the dimension size " + std::to_string(operand(0).dim(d)));
         }
       }
       return Shape::Array(operand(0).element_type(), sizes);
@@ -516,7 +383,8 @@ Expected<Shape> InferStructural(const HloInstruction& instruction, const Shape* 
           return Fail("the update is larger than the operand in dimension " + std::to_string(d));
         }
       }
-      for (int64_t i = 2; i < 2 + rank; ++i) TS_RETURN_IF_ERROR(ExpectScalarIndex(operand(i), i - 2));
+      for (int64_t i = 2; i < 2 + rank; ++i)
+        TS_RETURN_IF_ERROR(ExpectScalarIndex(operand(i), i - 2));
       return Shape::Array(operand(0).element_type(), DimsOf(operand(0)));
     }
     case HloOpcode::kPad: {
@@ -546,13 +414,14 @@ Expected<Shape> InferStructural(const HloInstruction& instruction, const Shape* 
       TS_RETURN_IF_ERROR(ExpectArray(operand(0), "operand 0"));
       if (instruction.dimensions().size() != 1) return Fail("needs dimensions={d}");
       int64_t dim = instruction.dimensions()[0];
-      TS_RETURN_IF_ERROR(ExpectUniqueDims(instruction.dimensions(), operand(0).rank(), "dimensions"));
+      TS_RETURN_IF_ERROR(
+          ExpectUniqueDims(instruction.dimensions(), operand(0).rank(), "dimensions"));
       std::vector<int64_t> result = DimsOf(operand(0));
       for (int64_t i = 1; i < instruction.operand_count(); ++i) {
         const Shape& next = operand(i);
         TS_RETURN_IF_ERROR(ExpectArray(next, "operand " + std::to_string(i)));
-        bool same = next.rank() == operand(0).rank() &&
-                    next.element_type() == operand(0).element_type();
+        bool same =
+            next.rank() == operand(0).rank() && next.element_type() == operand(0).element_type();
         for (int64_t d = 0; same && d < next.rank(); ++d) {
           same = d == dim || next.dim(d) == operand(0).dim(d);
         }
@@ -568,7 +437,8 @@ Expected<Shape> InferStructural(const HloInstruction& instruction, const Shape* 
     case HloOpcode::kReverse: {
       TS_RETURN_IF_ERROR(ExpectOperandCount(instruction, 1));
       TS_RETURN_IF_ERROR(ExpectArray(operand(0), "the operand"));
-      TS_RETURN_IF_ERROR(ExpectUniqueDims(instruction.dimensions(), operand(0).rank(), "dimensions"));
+      TS_RETURN_IF_ERROR(
+          ExpectUniqueDims(instruction.dimensions(), operand(0).rank(), "dimensions"));
       return Shape::Array(operand(0).element_type(), DimsOf(operand(0)));
     }
     case HloOpcode::kReduce:
@@ -594,7 +464,22 @@ Expected<Shape> InferStructural(const HloInstruction& instruction, const Shape* 
       if (instruction.called_computations().size() != 1) return Fail("needs to_apply=");
       const HloComputation& callee = *instruction.called_computation(0);
       if (opcode == HloOpcode::kMap) {
-        return Shape::Array(callee.root()->shape().element_type(), DimsOf(operand(0)));
+        if (callee.parameter_count() != instruction.operand_count()) {
+          return Fail("'" + callee.name() + "' must take one scalar per operand");
+        }
+        for (int64_t i = 0; i < instruction.operand_count(); ++i) {
+          const Shape& parameter = callee.parameter(i)->shape();
+          if (!parameter.IsArray() || parameter.rank() != 0 ||
+              parameter.element_type() != operand(i).element_type()) {
+            return Fail("parameter " + std::to_string(i) + " of '" + callee.name() + "' must be " +
+                        TypeName(operand(i).element_type()) + "[]");
+          }
+        }
+        const Shape& root = callee.root()->shape();
+        if (!root.IsArray() || root.rank() != 0) {
+          return Fail("'" + callee.name() + "' must return a scalar");
+        }
+        return Shape::Array(root.element_type(), DimsOf(operand(0)));
       }
       std::vector<Shape> results;
       for (int64_t i = 0; i < instruction.operand_count(); ++i) {

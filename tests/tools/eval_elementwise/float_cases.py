@@ -99,8 +99,8 @@ def add_float_cases():
         n = len(pairs)
         dtype = compute_dtype(type_name)
         comment = (f"{type_name} arithmetic, exact: each op in "
-                   f"{'f64' if type_name == 'f64' else 'f32'} rounded once to {type_name}; "
-                   "maximum/minimum propagate NaN and\nput +0 above -0; remainder is fmod.")
+                   f"{'f64' if type_name == 'f64' else 'f32'} rounded once to {type_name};\n"
+                   "maximum/minimum propagate NaN and put +0 above -0; remainder is fmod.")
         c = case(f"elementwise_float_binary_{type_name}", comment)
         a = c.param(type_name, [p[0] for p in pairs])
         b = c.param(type_name, [p[1] for p in pairs])
@@ -116,8 +116,8 @@ def add_float_cases():
             unary_values = values
         k = len(unary_values)
         c = case(f"elementwise_float_unary_{type_name}",
-                 f"{type_name} exact unary ops: sign keeps ±0 and NaN; round-nearest-afz "
-                 "rounds ties away from zero,\nround-nearest-even to even; is-finite.")
+                 f"{type_name} exact unary ops: sign keeps ±0 and NaN;\nround-nearest-afz "
+                 "rounds ties away from zero, round-nearest-even to even; is-finite.")
         x = c.param(type_name, unary_values)
         shape = shape_text(type_name, [k])
         for op in exact_unary:

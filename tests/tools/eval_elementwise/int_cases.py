@@ -41,7 +41,7 @@ def int_binary(op, a, b, bits, signed):
         r = wrap(a, bits, True) >> min(amount, bits - 1)
     elif op == "power":
         if b < 0:
-            r = 1 if a == 1 else (-1 if b % 2 else 1) if a == -1 else 0
+            r = 1 if a == 1 else 0  # XLA: base -1 gives 0 as well
         else:
             r = pow(a, b, 1 << bits)
     else:
@@ -80,9 +80,10 @@ def add_integer_cases():
     for type_name, (bits, signed) in INTS.items():
         pairs = int_operand_pairs(type_name)
         n = len(pairs)
+        rules = ("x / 0 = -1, x % 0 = x, MIN / -1 = MIN, MIN % -1 = 0;\nnegative powers "
+                 "give 1 for base 1, else 0 (XLA)." if signed else "x / 0 = all ones, x % 0 = x.")
         c = case(f"elementwise_int_arith_{type_name}",
-                 f"{type_name} arithmetic wraps at {bits} bits; x / 0 = -1, x % 0 = x, "
-                 "MIN / -1 = MIN,\nMIN % -1 = 0; negative powers give 1, ±1 or 0.")
+                 f"{type_name} arithmetic wraps at {bits} bits; {rules}")
         a = c.param(type_name, [p[0] for p in pairs])
         b = c.param(type_name, [p[1] for p in pairs])
         shape = shape_text(type_name, [n])
@@ -100,7 +101,7 @@ def add_integer_cases():
         m = len(shift_pairs)
         c = case(f"elementwise_int_shift_{type_name}",
                  f"{type_name} shifts: amounts read as unsigned; >= {bits} gives 0 (left, "
-                 "logical) or the sign fill (arithmetic).")
+                 "logical)\nor the sign fill (arithmetic).")
         a = c.param(type_name, [p[0] for p in shift_pairs])
         b = c.param(type_name, [p[1] for p in shift_pairs])
         shape = shape_text(type_name, [m])
@@ -111,7 +112,7 @@ def add_integer_cases():
 
         c = case(f"elementwise_int_bitwise_{type_name}",
                  f"{type_name} unary and bitwise ops: abs(MIN) = MIN, popcnt and clz over "
-                 f"{bits} bits, not is bitwise.")
+                 f"{bits} bits,\nnot is bitwise.")
         values = sorted(set(edges) | in_range({-6, 6, 3, 9, 100}, lo, hi))
         k = len(values)
         x = c.param(type_name, values)

@@ -92,9 +92,9 @@ def add_complex_cases():
         n = len(a)
         s = f"{type_name}[{n}]"
         c = case(f"elementwise_complex_exact_{type_name}",
-                 f"{type_name}: exact ops: add, subtract, multiply by exact parts, negate, "
-                 "real, imag, complex(re, im),\ncompare EQ/NE, convert between c64 and c128, "
-                 "select.")
+                 f"{type_name}: exact ops: add, subtract, negate, real, imag, complex(re, im), "
+                 "compare EQ/NE\n(FLOAT and TOTALORDER), convert between c64 and c128, "
+                 "abs of (3, -4), select.")
         x = c.param(type_name, a)
         y = c.param(type_name, b)
         for op, fn in [("add", lambda p, q: p + q), ("subtract", lambda p, q: p - q)]:
