@@ -20,7 +20,8 @@ namespace {
 std::string GenerateModule(int64_t instructions) {
   std::string text = "HloModule bench, is_scheduled=true\n\n";
   text +=
-      "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n\n";
+      "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, "
+      "b)\n}\n\n";
   const char* unary[] = {"exponential", "tanh", "negate", "log", "sqrt", "abs"};
   const char* binary[] = {"add", "multiply", "subtract", "maximum", "divide"};
   int64_t per_computation = 1000;

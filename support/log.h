@@ -32,7 +32,7 @@ class LogMessage {
 
 }  // namespace tilesmith
 
-#define TS_LOG(level)                                                             \
-  if (::tilesmith::LogLevel::level < ::tilesmith::GetLogLevel()) {               \
-  } else                                                                          \
+#define TS_LOG(level)                                              \
+  if (::tilesmith::LogLevel::level < ::tilesmith::GetLogLevel()) { \
+  } else                                                           \
     ::tilesmith::LogMessage(::tilesmith::LogLevel::level, __FILE__, __LINE__).stream()

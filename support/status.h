@@ -63,16 +63,16 @@ inline Status OkStatus() { return {}; }
 #define TS_CONCAT(a, b) TS_CONCAT_INNER(a, b)
 
 /// Evaluates `expr` (an Expected or Status); on error returns the error from the caller.
-#define TS_RETURN_IF_ERROR(expr)                                  \
-  do {                                                            \
-    auto&& ts_status_ = (expr);                                   \
-    if (!ts_status_) return std::unexpected(ts_status_.error());  \
+#define TS_RETURN_IF_ERROR(expr)                                 \
+  do {                                                           \
+    auto&& ts_status_ = (expr);                                  \
+    if (!ts_status_) return std::unexpected(ts_status_.error()); \
   } while (false)
 
 /// `TS_ASSIGN_OR_RETURN(auto x, Foo());` binds the value or returns the error.
 #define TS_ASSIGN_OR_RETURN(lhs, expr) \
   TS_ASSIGN_OR_RETURN_IMPL(TS_CONCAT(ts_result_, __LINE__), lhs, expr)
-#define TS_ASSIGN_OR_RETURN_IMPL(result, lhs, expr)                    \
-  auto result = (expr);                                                \
-  if (!result) return std::unexpected(std::move(result).error());     \
+#define TS_ASSIGN_OR_RETURN_IMPL(result, lhs, expr)               \
+  auto result = (expr);                                           \
+  if (!result) return std::unexpected(std::move(result).error()); \
   lhs = std::move(*result)

@@ -88,8 +88,10 @@ std::string Command::Help() const {
     for (const Option& option : options_) {
       std::string left = "  --" + option.name;
       if (!option.value_name.empty()) left += " " + option.value_name;
-      if (left.size() < 26) left.append(26 - left.size(), ' ');
-      else left += "\n" + std::string(26, ' ');
+      if (left.size() < 26)
+        left.append(26 - left.size(), ' ');
+      else
+        left += "\n" + std::string(26, ' ');
       text += left + option.help + (option.repeatable ? " (repeatable)" : "") + "\n";
     }
   }

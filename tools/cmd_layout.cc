@@ -44,8 +44,8 @@ int Run(const cli::Args& args) {
 
   nlohmann::json result = {
       {"shape", hlo::ShapeToString(*shape)},
-      {"tiled_dims", std::vector<int64_t>(physical->tiled_dims().begin(),
-                                          physical->tiled_dims().end())},
+      {"tiled_dims",
+       std::vector<int64_t>(physical->tiled_dims().begin(), physical->tiled_dims().end())},
       {"elements", physical->element_count()},
       {"bytes", physical->byte_size()},
       {"element_bits", physical->element_bits()},
@@ -91,8 +91,9 @@ int Run(const cli::Args& args) {
   }
   if (result.contains("slot")) {
     std::cout << "slot " << result["slot"].get<int64_t>() << ":      "
-              << (result["element"].is_null() ? std::string("padding")
-                                              : JoinDims(result["element"].get<std::vector<int64_t>>()))
+              << (result["element"].is_null()
+                      ? std::string("padding")
+                      : JoinDims(result["element"].get<std::vector<int64_t>>()))
               << "\n";
   }
   return kExitOk;
@@ -105,8 +106,9 @@ Subcommand LayoutSubcommand() {
                        "SHAPE [--index I,J,...] [--slot N] [--json]");
   command.Flag("index", "I,J,...", "logical index to map to its linear slot")
       .Flag("slot", "N", "linear slot to map back to its element (or padding)")
-      .Switch("json", "print a JSON object (keys: shape, tiled_dims, elements, bytes, "
-                      "element_bits, linear_index, element)")
+      .Switch("json",
+              "print a JSON object (keys: shape, tiled_dims, elements, bytes, "
+              "element_bits, linear_index, element)")
       .Epilog(
           "Examples:\n"
           "  tilesmith layout 'f32[3,5]{1,0:T(2,2)}' --index 2,3      # linear index 17, 96 bytes\n"

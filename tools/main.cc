@@ -11,8 +11,8 @@
 namespace tilesmith::tools {
 
 const std::vector<Subcommand>& Subcommands() {
-  static const std::vector<Subcommand> subcommands = {
-      LayoutSubcommand(), ParseSubcommand(), FingerprintSubcommand()};
+  static const std::vector<Subcommand> subcommands = {LayoutSubcommand(), ParseSubcommand(),
+                                                      FingerprintSubcommand(), EvalSubcommand()};
   return subcommands;
 }
 
@@ -26,10 +26,9 @@ int ReportError(const std::string& message) {
 namespace {
 
 void PrintUsage(std::FILE* out) {
-  std::string text =
-      "tilesmith " TILESMITH_VERSION
-      ": autotuning and cost-model service for fused kernels\n\n"
-      "Usage: tilesmith [--log-level LEVEL] <command> [options]\n\nCommands:\n";
+  std::string text = "tilesmith " TILESMITH_VERSION
+                     ": autotuning and cost-model service for fused kernels\n\n"
+                     "Usage: tilesmith [--log-level LEVEL] <command> [options]\n\nCommands:\n";
   for (const Subcommand& subcommand : Subcommands()) {
     std::string name = "  " + subcommand.definition.name();
     name.append(name.size() < 16 ? 16 - name.size() : 1, ' ');

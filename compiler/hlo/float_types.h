@@ -13,10 +13,10 @@ namespace tilesmith::hlo {
 struct FloatFormat {
   /// How a format spells NaN and infinity.
   enum class Special {
-    kIeee,     ///< All-ones exponent: zero mantissa is inf, any other is NaN.
-    kFiniteNanAllOnes,  ///< No inf; only all-ones exponent and mantissa is NaN ("fn").
-    kFiniteNanNegZero,  ///< No inf, no -0; the -0 pattern is the only NaN ("fnuz").
-    kFiniteNoNan,       ///< Neither inf nor NaN; overflow saturates (f4e2m1fn).
+    kIeee,                  ///< All-ones exponent: zero mantissa is inf, any other is NaN.
+    kFiniteNanAllOnes,      ///< No inf; only all-ones exponent and mantissa is NaN ("fn").
+    kFiniteNanNegZero,      ///< No inf, no -0; the -0 pattern is the only NaN ("fnuz").
+    kFiniteNoNan,           ///< Neither inf nor NaN; overflow saturates (f4e2m1fn).
     kUnsignedExponentOnly,  ///< No sign, no mantissa, no zero; all-ones is NaN (e8m0fnu).
   };
   int exponent_bits;

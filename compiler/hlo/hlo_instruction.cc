@@ -8,8 +8,7 @@ namespace {
 constexpr std::array<std::string_view, 6> kDirections = {"EQ", "NE", "LT", "LE", "GT", "GE"};
 constexpr std::array<std::string_view, 5> kComparisonTypes = {"", "FLOAT", "TOTALORDER", "SIGNED",
                                                               "UNSIGNED"};
-constexpr std::array<std::string_view, 4> kFusionKinds = {"kLoop", "kInput", "kOutput",
-                                                          "kCustom"};
+constexpr std::array<std::string_view, 4> kFusionKinds = {"kLoop", "kInput", "kOutput", "kCustom"};
 
 template <typename Enum, size_t N>
 std::optional<Enum> FindName(const std::array<std::string_view, N>& names, std::string_view name,

@@ -108,31 +108,31 @@ struct OpaqueAttribute {
 /// `Boxed` (optional on the heap) to keep instructions small.
 struct HloAttributes {
   std::vector<int64_t> dimensions;               // broadcast, transpose, reduce, reverse, …
-  Boxed<std::vector<SliceDim>> slice;    // slice
-  Boxed<std::vector<PadDim>> padding;    // pad
-  Boxed<std::vector<WindowDim>> window;  // reduce-window
+  Boxed<std::vector<SliceDim>> slice;            // slice
+  Boxed<std::vector<PadDim>> padding;            // pad
+  Boxed<std::vector<WindowDim>> window;          // reduce-window
   std::vector<int64_t> dynamic_slice_sizes;      // dynamic-slice
   std::optional<ComparisonDirection> direction;  // compare
   ComparisonType comparison_type = ComparisonType::kDefault;
-  std::optional<FusionKind> fusion_kind;         // fusion
-  int64_t parameter_number = -1;                 // parameter
-  int64_t tuple_index = -1;                      // get-tuple-element
-  int64_t iota_dimension = -1;                   // iota
-  int64_t exponent_bits = -1;                    // reduce-precision
-  int64_t mantissa_bits = -1;                    // reduce-precision
-  Boxed<DotDimensions> dot;              // dot
-  Boxed<GatherDimensions> gather;        // gather
-  Boxed<ScatterDimensions> scatter;      // scatter
-  bool is_stable = false;                        // sort
-  std::string custom_call_target;                // custom-call
+  std::optional<FusionKind> fusion_kind;  // fusion
+  int64_t parameter_number = -1;          // parameter
+  int64_t tuple_index = -1;               // get-tuple-element
+  int64_t iota_dimension = -1;            // iota
+  int64_t exponent_bits = -1;             // reduce-precision
+  int64_t mantissa_bits = -1;             // reduce-precision
+  Boxed<DotDimensions> dot;               // dot
+  Boxed<GatherDimensions> gather;         // gather
+  Boxed<ScatterDimensions> scatter;       // scatter
+  bool is_stable = false;                 // sort
+  std::string custom_call_target;         // custom-call
   /// The attribute naming each called computation ("to_apply", "calls", …), parallel to
   /// `HloInstruction::called_computations()`.
   std::vector<std::string> call_attribute_names;
   // Kept as text: they never change what a kernel computes.
-  std::string metadata;             // `metadata={…}` contents, with braces
-  std::string backend_config;       // `backend_config=…` as written (string or JSON)
-  std::string frontend_attributes;  // `frontend_attributes={…}`
-  std::string sharding;             // `sharding={…}`
+  std::string metadata;                 // `metadata={…}` contents, with braces
+  std::string backend_config;           // `backend_config=…` as written (string or JSON)
+  std::string frontend_attributes;      // `frontend_attributes={…}`
+  std::string sharding;                 // `sharding={…}`
   std::vector<OpaqueAttribute> opaque;  // everything else, in the order written
 };
 

@@ -20,9 +20,8 @@ HloInstruction* HloComputation::AddInstruction(std::unique_ptr<HloInstruction> i
 
 std::string HloComputation::IndexParameters() {
   parameters_.clear();
-  int64_t count = std::count_if(instructions_.begin(), instructions_.end(), [](const auto& i) {
-    return i->opcode() == HloOpcode::kParameter;
-  });
+  int64_t count = std::count_if(instructions_.begin(), instructions_.end(),
+                                [](const auto& i) { return i->opcode() == HloOpcode::kParameter; });
   for (const auto& instruction : instructions_) {
     if (instruction->opcode() != HloOpcode::kParameter) continue;
     int64_t number = instruction->parameter_number();

@@ -1,7 +1,7 @@
 #include "compiler/hlo/hlo_opcode.h"
 
-#include <algorithm>
 #include <array>
+#include <unordered_map>
 
 namespace tilesmith::hlo {
 namespace {
@@ -144,10 +144,15 @@ constexpr std::array<std::string_view, kHloOpcodeCount> kNames = {{
 std::string_view HloOpcodeName(HloOpcode opcode) { return kNames[static_cast<size_t>(opcode)]; }
 
 std::optional<HloOpcode> ParseHloOpcode(std::string_view name) {
-  // kNames is sorted, so a binary search finds the opcode.
-  auto it = std::lower_bound(kNames.begin(), kNames.end(), name);
-  if (it == kNames.end() || *it != name) return std::nullopt;
-  return static_cast<HloOpcode>(it - kNames.begin());
+  // Called for every instruction the parser reads: a hash lookup.
+  static const std::unordered_map<std::string_view, HloOpcode> by_name = [] {
+    std::unordered_map<std::string_view, HloOpcode> map;
+    for (size_t i = 0; i < kNames.size(); ++i) map.emplace(kNames[i], static_cast<HloOpcode>(i));
+    return map;
+  }();
+  auto it = by_name.find(name);
+  if (it == by_name.end()) return std::nullopt;
+  return it->second;
 }
 
 bool IsUnaryElementwise(HloOpcode opcode) {

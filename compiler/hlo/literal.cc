@@ -26,10 +26,9 @@ std::string FloatText(double value, bool is_double) {
   if (std::isnan(value)) return std::signbit(value) ? "-nan" : "nan";
   if (std::isinf(value)) return value < 0 ? "-inf" : "inf";
   char buffer[64];
-  std::to_chars_result result = is_double
-                                    ? std::to_chars(buffer, buffer + sizeof(buffer), value)
-                                    : std::to_chars(buffer, buffer + sizeof(buffer),
-                                                    static_cast<float>(value));
+  std::to_chars_result result =
+      is_double ? std::to_chars(buffer, buffer + sizeof(buffer), value)
+                : std::to_chars(buffer, buffer + sizeof(buffer), static_cast<float>(value));
   return std::string(buffer, result.ptr);
 }
 
@@ -189,8 +188,8 @@ void Literal::SetDouble(int64_t i, double value) {
         SetInt(i, static_cast<int64_t>(static_cast<uint64_t>(value)));
         return;
       }
-      SetInt(i, static_cast<int64_t>(std::clamp(value, -9223372036854775808.0,
-                                                9223372036854774784.0)));
+      SetInt(i, static_cast<int64_t>(
+                    std::clamp(value, -9223372036854775808.0, 9223372036854774784.0)));
   }
 }
 
@@ -220,9 +219,8 @@ void Literal::SetInt(int64_t i, int64_t value) {
 void Literal::SetComplex(int64_t i, std::complex<double> value) {
   switch (element_type()) {
     case PrimitiveType::kC64:
-      Store<std::complex<float>>(data_, i,
-                                 {static_cast<float>(value.real()),
-                                  static_cast<float>(value.imag())});
+      Store<std::complex<float>>(
+          data_, i, {static_cast<float>(value.real()), static_cast<float>(value.imag())});
       return;
     case PrimitiveType::kC128:
       Store<std::complex<double>>(data_, i, value);

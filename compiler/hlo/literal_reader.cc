@@ -85,14 +85,14 @@ Status ReadScalar(TextCursor& cursor, Literal& literal, int64_t i) {
   if (IsIntegral(type)) {
     TS_ASSIGN_OR_RETURN(int64_t value, ReadNumber<int64_t>(cursor, "an integer"));
     if (WrapToIntegerType(type, value) != value) {
-      return cursor.Fail(at, std::to_string(value) + " does not fit in " +
-                                 std::string(PrimitiveTypeName(type)));
+      return cursor.Fail(
+          at, std::to_string(value) + " does not fit in " + std::string(PrimitiveTypeName(type)));
     }
     literal.SetInt(i, value);
     return OkStatus();
   }
-  return cursor.Fail(at, "constants of type " + std::string(PrimitiveTypeName(type)) +
-                             " are not supported");
+  return cursor.Fail(
+      at, "constants of type " + std::string(PrimitiveTypeName(type)) + " are not supported");
 }
 
 // Reads one brace level of an array literal: `{a, b}` at the innermost dimension, `{{…},
@@ -100,15 +100,15 @@ Status ReadScalar(TextCursor& cursor, Literal& literal, int64_t i) {
 Status ReadArrayLevel(TextCursor& cursor, Literal& literal, int64_t dim, int64_t& next) {
   const Shape& shape = literal.shape();
   size_t at = cursor.position();
-  TS_RETURN_IF_ERROR(cursor.Expect('{', "'{' to start dimension " + std::to_string(dim) +
-                                            " of the constant"));
+  TS_RETURN_IF_ERROR(
+      cursor.Expect('{', "'{' to start dimension " + std::to_string(dim) + " of the constant"));
   int64_t count = 0;
   if (cursor.Peek() != '}') {
     do {
       if (count >= shape.dim(dim)) {
-        return cursor.Fail(at, "dimension " + std::to_string(dim) + " of " +
-                                   ShapeToString(shape) + " has " +
-                                   std::to_string(shape.dim(dim)) + " elements; the constant "
+        return cursor.Fail(at, "dimension " + std::to_string(dim) + " of " + ShapeToString(shape) +
+                                   " has " + std::to_string(shape.dim(dim)) +
+                                   " elements; the constant "
                                    "has more");
       }
       if (dim + 1 == shape.rank()) {

@@ -1,6 +1,7 @@
 // Shape, layout and literal readers shared by the HLO parsers. Private to compiler/hlo.
 #pragma once
 
+#include "compiler/hlo/hlo_instruction.h"
 #include "compiler/hlo/literal.h"
 #include "compiler/hlo/shape.h"
 #include "compiler/hlo/text_cursor.h"
@@ -16,5 +17,14 @@ Expected<Shape> ReadShape(TextCursor& cursor, int depth = 0);
 /// Reads the literal text of a `constant` of `shape` (scalar, nested braces, `{...}`,
 /// tuple of literals).
 Expected<Literal> ReadLiteral(TextCursor& cursor, const Shape& shape);
+
+/// `[start:limit]` or `[start:limit:stride]`: one dimension of `slice={…}`.
+Expected<SliceDim> ReadSliceDim(TextCursor& cursor);
+
+/// `lo_hi` or `lo_hi_interior` per dimension, separated by 'x' (`padding=0_0x1_1_2`).
+Expected<std::vector<PadDim>> ReadPadding(TextCursor& cursor);
+
+/// `{size=3x3 stride=2x2 pad=0_1x0_1 lhs_dilate=1x1 rhs_dilate=1x1 rhs_reversal=0x0}`.
+Expected<std::vector<WindowDim>> ReadWindow(TextCursor& cursor);
 
 }  // namespace tilesmith::hlo

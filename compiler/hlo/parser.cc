@@ -65,8 +65,7 @@ void NormalizeComparisonType(HloInstruction& instruction) {
 
 class ModuleParser {
  public:
-  ModuleParser(std::string_view text, std::string_view file_name)
-      : cursor_(text, file_name) {}
+  ModuleParser(std::string_view text, std::string_view file_name) : cursor_(text, file_name) {}
 
   Expected<std::unique_ptr<HloModule>> Parse();
 
@@ -200,8 +199,8 @@ Status ModuleParser::ParseInstruction(HloComputation& computation,
     return cursor_.Fail(opcode_position, "unknown opcode '" + std::string(opcode_name) + "'");
   }
   bool shape_written = shape.has_value();
-  auto instruction = std::make_unique<HloInstruction>(
-      *opcode, std::string(name), shape_written ? std::move(*shape) : Shape());
+  auto instruction = std::make_unique<HloInstruction>(*opcode, std::string(name),
+                                                      shape_written ? std::move(*shape) : Shape());
   HloInstruction* added = computation.AddInstruction(std::move(instruction));
   current_source_->positions.push_back(position);
   current_source_->shape_written.push_back(shape_written);
@@ -209,8 +208,8 @@ Status ModuleParser::ParseInstruction(HloComputation& computation,
   if (is_root) {
     if (root != nullptr) {
       return cursor_.Fail(position, "computation '" + computation.name() +
-                                        "' has a second ROOT ('" + std::string(name) +
-                                        "' after '" + root->name() + "')");
+                                        "' has a second ROOT ('" + std::string(name) + "' after '" +
+                                        root->name() + "')");
     }
     root = added;
   }
@@ -247,9 +246,8 @@ Status ModuleParser::ParseOperands(HloInstruction& instruction, PendingInstructi
     if (NextIsShape(cursor_)) {
       size_t shape_position = cursor_.position();
       TS_ASSIGN_OR_RETURN(Shape shape, ReadShape(cursor_));
-      inline_operand_shapes_.push_back(
-          {&instruction, static_cast<int64_t>(pending.operand_count), std::move(shape),
-           shape_position});
+      inline_operand_shapes_.push_back({&instruction, static_cast<int64_t>(pending.operand_count),
+                                        std::move(shape), shape_position});
     }
     PendingOperand operand;
     cursor_.SkipSpace();
@@ -259,77 +257,6 @@ Status ModuleParser::ParseOperands(HloInstruction& instruction, PendingInstructi
     ++pending.operand_count;
   } while (cursor_.Consume(','));
   return cursor_.Expect(')', "',' or ')' in the operand list");
-}
-
-// `[0:10:2]` one dimension of a slice.
-Expected<SliceDim> ReadSliceDim(TextCursor& cursor) {
-  TS_RETURN_IF_ERROR(cursor.Expect('[', "'[' to start a slice dimension"));
-  SliceDim dim;
-  TS_ASSIGN_OR_RETURN(dim.start, cursor.ParseInt("the slice start"));
-  TS_RETURN_IF_ERROR(cursor.Expect(':', "':' in the slice"));
-  TS_ASSIGN_OR_RETURN(dim.limit, cursor.ParseInt("the slice limit"));
-  if (cursor.Consume(':')) {
-    TS_ASSIGN_OR_RETURN(dim.stride, cursor.ParseInt("the slice stride"));
-  }
-  TS_RETURN_IF_ERROR(cursor.Expect(']', "']' to end a slice dimension"));
-  return dim;
-}
-
-// `lo_hi` or `lo_hi_interior` per dimension, separated by 'x'.
-Expected<std::vector<PadDim>> ReadPadding(TextCursor& cursor) {
-  std::vector<PadDim> dims;
-  cursor.SkipSpace();
-  do {
-    PadDim dim;
-    TS_ASSIGN_OR_RETURN(dim.low, cursor.ParseInt("the low padding"));
-    if (cursor.PeekRaw() != '_') return cursor.FailHere("expected '_' in the padding");
-    cursor.set_position(cursor.position() + 1);
-    TS_ASSIGN_OR_RETURN(dim.high, cursor.ParseInt("the high padding"));
-    if (cursor.PeekRaw() == '_') {
-      cursor.set_position(cursor.position() + 1);
-      TS_ASSIGN_OR_RETURN(dim.interior, cursor.ParseInt("the interior padding"));
-    }
-    dims.push_back(dim);
-    if (cursor.PeekRaw() != 'x') break;
-    cursor.set_position(cursor.position() + 1);
-  } while (true);
-  return dims;
-}
-
-// `{size=3x3 stride=2x2 pad=0_1x0_1 lhs_dilate=1x1 rhs_dilate=1x1 rhs_reversal=0x0}`.
-Expected<std::vector<WindowDim>> ReadWindow(TextCursor& cursor) {
-  TS_RETURN_IF_ERROR(cursor.Expect('{', "'{' to start the window"));
-  std::vector<WindowDim> dims;
-  auto resize = [&](size_t rank) -> Status {
-    if (dims.empty()) dims.resize(rank);
-    if (dims.size() != rank) return cursor.FailHere("window fields disagree on the rank");
-    return OkStatus();
-  };
-  while (!cursor.Consume('}')) {
-    size_t at = cursor.position();
-    TS_ASSIGN_OR_RETURN(std::string_view field, cursor.ParseName("a window field"));
-    TS_RETURN_IF_ERROR(cursor.Expect('=', "'=' in the window"));
-    if (field == "pad") {
-      TS_ASSIGN_OR_RETURN(std::vector<PadDim> pads, ReadPadding(cursor));
-      TS_RETURN_IF_ERROR(resize(pads.size()));
-      for (size_t i = 0; i < pads.size(); ++i) {
-        dims[i].padding_low = pads[i].low;
-        dims[i].padding_high = pads[i].high;
-      }
-      continue;
-    }
-    TS_ASSIGN_OR_RETURN(std::vector<int64_t> values, cursor.ParseIntsSeparatedByX(field));
-    TS_RETURN_IF_ERROR(resize(values.size()));
-    for (size_t i = 0; i < values.size(); ++i) {
-      if (field == "size") dims[i].size = values[i];
-      else if (field == "stride") dims[i].stride = values[i];
-      else if (field == "lhs_dilate") dims[i].base_dilation = values[i];
-      else if (field == "rhs_dilate") dims[i].window_dilation = values[i];
-      else if (field == "rhs_reversal") dims[i].reversal = values[i] != 0;
-      else return cursor.Fail(at, "unknown window field '" + std::string(field) + "'");
-    }
-  }
-  return dims;
 }
 
 Status ModuleParser::ParseTypedAttribute(HloInstruction& instruction, std::string_view name,
@@ -510,9 +437,9 @@ Status ModuleParser::ResolveOperands(HloComputation& computation,
   for (const PendingInstruction& record : pending) {
     auto [it, inserted] = by_name.emplace(record.instruction->name(), record.instruction);
     if (!inserted) {
-      return cursor_.Fail(record.position,
-                          "instruction '" + record.instruction->name() + "' is defined twice in '" +
-                              computation.name() + "'");
+      return cursor_.Fail(record.position, "instruction '" + record.instruction->name() +
+                                               "' is defined twice in '" + computation.name() +
+                                               "'");
     }
   }
   for (PendingInstruction& record : pending) {
@@ -521,8 +448,7 @@ Status ModuleParser::ResolveOperands(HloComputation& computation,
       auto it = by_name.find(operand.name);
       if (it == by_name.end()) {
         return cursor_.Fail(operand.position, "unknown operand '" + std::string(operand.name) +
-                                                  "' in computation '" + computation.name() +
-                                                  "'");
+                                                  "' in computation '" + computation.name() + "'");
       }
       if (it->second == record.instruction) {
         return cursor_.Fail(operand.position,
@@ -549,9 +475,8 @@ Status ModuleParser::CheckAcyclic(const HloComputation& computation) {
         Mark& mark = marks[operand->id()];
         if (mark == Mark::kGrey) {
           return cursor_.Fail(current_source_->positions[operand->id()],
-                              "instruction '" + operand->name() +
-                                                       "' depends on itself through '" +
-                                                       node->name() + "' (a cycle)");
+                              "instruction '" + operand->name() + "' depends on itself through '" +
+                                  node->name() + "' (a cycle)");
         }
         if (mark == Mark::kWhite) {
           mark = Mark::kGrey;
@@ -630,8 +555,8 @@ Status ModuleParser::InferAndVerifyShapes() {
         bool written = source.shape_written[instruction->id()];
         size_t position = source.positions[instruction->id()];
         NormalizeComparisonType(*instruction);
-        Expected<Shape> inferred = InferShape(*instruction, written ? &instruction->shape()
-                                                                    : nullptr);
+        Expected<Shape> inferred =
+            InferShape(*instruction, written ? &instruction->shape() : nullptr);
         if (!inferred) {
           return cursor_.Fail(position, "'" + instruction->name() + "' (" +
                                             std::string(HloOpcodeName(instruction->opcode())) +
@@ -654,8 +579,8 @@ Status ModuleParser::InferAndVerifyShapes() {
     const Shape& actual = written.instruction->operand(written.operand_index)->shape();
     if (!written.shape.EqualsIgnoringLayout(actual)) {
       return cursor_.Fail(written.position,
-                          "operand written as " + ShapeToStringNoLayout(written.shape) +
-                              " but '" + written.instruction->operand(written.operand_index)->name() +
+                          "operand written as " + ShapeToStringNoLayout(written.shape) + " but '" +
+                              written.instruction->operand(written.operand_index)->name() +
                               "' is " + ShapeToStringNoLayout(actual));
     }
   }

@@ -21,8 +21,7 @@ void AppendAttribute(std::string& out, std::string_view name, std::string_view v
   out += value;
 }
 
-void AppendIntsAttribute(std::string& out, std::string_view name,
-                         std::span<const int64_t> values) {
+void AppendIntsAttribute(std::string& out, std::string_view name, std::span<const int64_t> values) {
   out += ", ";
   out += name;
   out += '=';
@@ -56,33 +55,31 @@ std::string JoinX(size_t count, Fn&& format) {
 
 std::string WindowText(const std::vector<WindowDim>& window) {
   auto all = [&](auto predicate) { return std::all_of(window.begin(), window.end(), predicate); };
-  std::string text = "{size=" + JoinX(window.size(), [&](size_t i) {
-                       return std::to_string(window[i].size);
-                     });
+  std::string text =
+      "{size=" + JoinX(window.size(), [&](size_t i) { return std::to_string(window[i].size); });
   if (!all([](const WindowDim& w) { return w.stride == 1; })) {
-    text += " stride=" + JoinX(window.size(), [&](size_t i) {
-      return std::to_string(window[i].stride);
-    });
+    text += " stride=" +
+            JoinX(window.size(), [&](size_t i) { return std::to_string(window[i].stride); });
   }
   if (!all([](const WindowDim& w) { return w.padding_low == 0 && w.padding_high == 0; })) {
     text += " pad=" + JoinX(window.size(), [&](size_t i) {
-      return std::to_string(window[i].padding_low) + "_" + std::to_string(window[i].padding_high);
-    });
+              return std::to_string(window[i].padding_low) + "_" +
+                     std::to_string(window[i].padding_high);
+            });
   }
   if (!all([](const WindowDim& w) { return w.base_dilation == 1; })) {
-    text += " lhs_dilate=" + JoinX(window.size(), [&](size_t i) {
-      return std::to_string(window[i].base_dilation);
-    });
+    text += " lhs_dilate=" +
+            JoinX(window.size(), [&](size_t i) { return std::to_string(window[i].base_dilation); });
   }
   if (!all([](const WindowDim& w) { return w.window_dilation == 1; })) {
     text += " rhs_dilate=" + JoinX(window.size(), [&](size_t i) {
-      return std::to_string(window[i].window_dilation);
-    });
+              return std::to_string(window[i].window_dilation);
+            });
   }
   if (!all([](const WindowDim& w) { return !w.reversal; })) {
     text += " rhs_reversal=" + JoinX(window.size(), [&](size_t i) {
-      return std::string(window[i].reversal ? "1" : "0");
-    });
+              return std::string(window[i].reversal ? "1" : "0");
+            });
   }
   text += '}';
   return text;
@@ -198,8 +195,8 @@ void AppendTypedAttributes(std::string& out, const HloInstruction& instruction,
     std::string value = list ? "{" : "";
     for (size_t k = i; k < end; ++k) {
       if (k > i) value += ", ";
-      value += options.computation_name ? options.computation_name(*callees[k])
-                                        : callees[k]->name();
+      value +=
+          options.computation_name ? options.computation_name(*callees[k]) : callees[k]->name();
     }
     if (list) value += '}';
     AppendAttribute(out, name, value);
@@ -248,8 +245,8 @@ std::string PrintInstruction(const HloInstruction& instruction, const PrintOptio
 
 std::string PrintComputation(const HloComputation& computation, const PrintOptions& options,
                              std::span<const HloInstruction* const> order) {
-  std::string out = options.computation_name ? options.computation_name(computation)
-                                             : computation.name();
+  std::string out =
+      options.computation_name ? options.computation_name(computation) : computation.name();
   out += " {\n";
   auto print_line = [&](const HloInstruction& instruction) {
     out += "  ";

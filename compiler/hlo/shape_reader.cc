@@ -81,8 +81,8 @@ Status ReadLayoutFields(TextCursor& cursor, Layout& layout, int depth) {
           size_t start = cursor.position();
           size_t end = start;
           std::string_view text = cursor.text();
-          while (end < text.size() && (IsNameChar(text[end]) || text[end] == '+' ||
-                                       text[end] == '~')) {
+          while (end < text.size() &&
+                 (IsNameChar(text[end]) || text[end] == '+' || text[end] == '~')) {
             ++end;
           }
           if (end == start) return cursor.FailHere("expected a dimension level type in D(...)");
@@ -233,20 +233,22 @@ Expected<Shape> ReadShape(TextCursor& cursor, int depth) {
     }
   }
   size_t rank = dims.size();
-  Shape shape = Shape::Array(*type, std::move(dims));
+  if (!NextIsLayout(cursor)) {
+    Shape shape = Shape::Array(*type, std::move(dims));
+    for (int64_t d : dynamic_dims) shape.set_dynamic_dim(d, true);
+    return shape;
+  }
+  size_t layout_at = cursor.position();
+  TS_ASSIGN_OR_RETURN(Layout layout, ReadLayout(cursor, depth));
+  if (layout.minor_to_major.empty() && rank > 0) {
+    return cursor.Fail(layout_at, "layout " + LayoutToString(layout) +
+                                      " lists no dimensions for a rank-" + std::to_string(rank) +
+                                      " shape");
+  }
+  Shape shape = Shape::Array(*type, std::move(dims), std::move(layout));
   for (int64_t d : dynamic_dims) shape.set_dynamic_dim(d, true);
-  if (NextIsLayout(cursor)) {
-    size_t layout_at = cursor.position();
-    TS_ASSIGN_OR_RETURN(Layout layout, ReadLayout(cursor, depth));
-    if (layout.minor_to_major.empty() && rank > 0) {
-      return cursor.Fail(layout_at, "layout " + LayoutToString(layout) +
-                                        " lists no dimensions for a rank-" +
-                                        std::to_string(rank) + " shape");
-    }
-    shape.set_layout(std::move(layout));
-    if (std::string problem = ValidateLayout(shape); !problem.empty()) {
-      return cursor.Fail(layout_at, problem);
-    }
+  if (std::string problem = ValidateLayout(shape); !problem.empty()) {
+    return cursor.Fail(layout_at, problem);
   }
   return shape;
 }

@@ -106,8 +106,8 @@ TEST(CanonicalTest, SemanticChangesChangeTheFingerprint) {
                       "e = f32[8,16]{1,0}", "e = f32[8,17]{1,0}"),
               "x = f32[8,16]", "x = f32[8,17]"),
       // layout
-      Replace(Replace(kBase, "p0 = f32[8,16]{1,0}", "p0 = f32[8,16]{0,1}"),
-              "e = f32[8,16]{1,0}", "e = f32[8,16]{0,1}"),
+      Replace(Replace(kBase, "p0 = f32[8,16]{1,0}", "p0 = f32[8,16]{0,1}"), "e = f32[8,16]{1,0}",
+              "e = f32[8,16]{0,1}"),
       // constant
       Replace(kBase, "constant(0)", "constant(1)"),
       // opcode
@@ -121,9 +121,8 @@ TEST(CanonicalTest, SemanticChangesChangeTheFingerprint) {
   std::string tiled = Replace(kBase, "p0 = f32[8,16]{1,0}", "p0 = f32[8,16]{1,0:T(8,128)}");
   EXPECT_NE(Fingerprint(tiled), base);
   // attribute
-  std::string reduced_dims =
-      Replace(Replace(kBase, "dimensions={1}", "dimensions={0}"), "r = f32[8] reduce",
-              "r = f32[16] reduce");
+  std::string reduced_dims = Replace(Replace(kBase, "dimensions={1}", "dimensions={0}"),
+                                     "r = f32[8] reduce", "r = f32[16] reduce");
   reduced_dims = Replace(reduced_dims, "p1 = f32[8] parameter(1)", "p1 = f32[16] parameter(1)");
   reduced_dims = Replace(reduced_dims, "ROOT o = f32[8] multiply", "ROOT o = f32[16] multiply");
   reduced_dims = Replace(reduced_dims, "y = f32[8] parameter(1)", "y = f32[16] parameter(1)");

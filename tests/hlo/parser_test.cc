@@ -63,8 +63,9 @@ TEST(ParserTest, FusionWithOperandShapesAndMemorySpace) {
 }
 
 TEST(ParserTest, RootDefaultsToLastInstructionAndEntryToLastComputation) {
-  auto module = MustParse("a {\n p = f32[] parameter(0)\n}\nb {\n x = f32[2] parameter(0)\n"
-                          " y = f32[2] negate(x)\n}\n");
+  auto module = MustParse(
+      "a {\n p = f32[] parameter(0)\n}\nb {\n x = f32[2] parameter(0)\n"
+      " y = f32[2] negate(x)\n}\n");
   ASSERT_NE(module, nullptr);
   EXPECT_EQ(module->entry()->name(), "b");
   EXPECT_EQ(module->entry()->root()->name(), "y");
@@ -156,10 +157,12 @@ TEST(ParserTest, ConstantLiterals) {
 }
 
 TEST(ParserTest, CompareTypeEqualToTheDefaultIsDropped) {
-  auto explicit_type = MustParse("c {\n p = f32[2] parameter(0)\n"
-                                 " ROOT r = pred[2] compare(p, p), direction=EQ, type=FLOAT\n}");
-  auto implicit_type = MustParse("c {\n p = f32[2] parameter(0)\n"
-                                 " ROOT r = pred[2] compare(p, p), direction=EQ\n}");
+  auto explicit_type = MustParse(
+      "c {\n p = f32[2] parameter(0)\n"
+      " ROOT r = pred[2] compare(p, p), direction=EQ, type=FLOAT\n}");
+  auto implicit_type = MustParse(
+      "c {\n p = f32[2] parameter(0)\n"
+      " ROOT r = pred[2] compare(p, p), direction=EQ\n}");
   EXPECT_EQ(PrintModule(*explicit_type), PrintModule(*implicit_type));
 }
 
@@ -203,12 +206,14 @@ TEST(ParserTest, ErrorsNameLineColumnAndWhatWasExpected) {
 }
 
 TEST(ParserTest, StructuralErrors) {
-  EXPECT_NE(ParseError("f {\n p = f32[] parameter(0)\n p = f32[] parameter(1)\n}")
-                .find("defined twice"),
-            std::string::npos);
+  EXPECT_NE(
+      ParseError("f {\n p = f32[] parameter(0)\n p = f32[] parameter(1)\n}").find("defined twice"),
+      std::string::npos);
   EXPECT_NE(ParseError("f {\n a = f32[] negate(b)\n b = f32[] negate(a)\n}").find("cycle"),
             std::string::npos);
-  EXPECT_NE(ParseError("f {\n p = f32[] parameter(1)\n}").find("but the computation has 1 parameters"), std::string::npos);
+  EXPECT_NE(
+      ParseError("f {\n p = f32[] parameter(1)\n}").find("but the computation has 1 parameters"),
+      std::string::npos);
   EXPECT_NE(ParseError("f {\n p = f32[2] parameter(0)\n ROOT r = f32[] reduce(p, p), "
                        "dimensions={0}, to_apply=nowhere\n}")
                 .find("unknown computation 'nowhere'"),
