@@ -14,11 +14,18 @@ namespace {
 int64_t ValueBytes(const Shape& shape) {
   if (shape.IsTuple()) {
     int64_t total = 0;
-    for (const Shape& element : shape.tuple_elements()) total += ValueBytes(element);
+    for (const Shape& element : shape.tuple_elements()) {
+      if (__builtin_add_overflow(total, ValueBytes(element), &total)) return INT64_MAX;
+    }
     return total;
   }
   if (!shape.IsArray()) return 0;
-  return shape.ElementCount() * UnpackedByteWidth(shape.element_type());
+  int64_t bytes;
+  if (__builtin_mul_overflow(shape.ElementCount(), UnpackedByteWidth(shape.element_type()),
+                             &bytes)) {
+    return INT64_MAX;
+  }
+  return bytes;
 }
 
 std::string ByteText(int64_t bytes) {
@@ -109,6 +116,21 @@ Expected<Literal> EvaluateComputation(const HloComputation& computation, Operand
 }  // namespace
 
 Expected<Literal> Context::Allocate(const Shape& shape) const {
+  if (!shape.IsStatic()) {
+    bool unbounded = false;
+    auto check = [&](auto&& self, const Shape& s) -> void {
+      if (s.IsTuple()) {
+        for (const Shape& e : s.tuple_elements()) self(self, e);
+      } else if (s.IsArray()) {
+        unbounded = unbounded || s.ElementCount() < 0;
+      }
+    };
+    check(check, shape);
+    if (unbounded) {
+      return InvalidArgument("the evaluator needs sizes for every dimension; " +
+                             ShapeToStringNoLayout(shape) + " has an unbounded one");
+    }
+  }
   int64_t bytes = ValueBytes(shape);
   if (bytes > options_.max_value_bytes) {
     return MakeError(ErrorCode::kResourceExhausted,
@@ -164,12 +186,12 @@ Status FillRandom(Literal& literal, std::mt19937_64& random, const eval::Context
   } else if (type == PrimitiveType::kPred) {
     for (int64_t i = 0; i < count; ++i) literal.SetInt(i, static_cast<int64_t>(random() & 1));
   } else if (IsSignedIntegral(type)) {
-    int64_t span = std::min<int64_t>(16, int64_t{1} << BitWidth(type));
+    int64_t span = BitWidth(type) >= 4 ? 16 : int64_t{1} << BitWidth(type);
     for (int64_t i = 0; i < count; ++i) {
       literal.SetInt(i, static_cast<int64_t>(random() % span) - span / 2);
     }
   } else if (IsUnsignedIntegral(type)) {
-    int64_t span = std::min<int64_t>(16, int64_t{1} << BitWidth(type));
+    int64_t span = BitWidth(type) >= 4 ? 16 : int64_t{1} << BitWidth(type);
     for (int64_t i = 0; i < count; ++i) literal.SetInt(i, static_cast<int64_t>(random() % span));
   }
   return OkStatus();

@@ -48,7 +48,8 @@ Literal::Literal(Shape shape) : shape_(std::move(shape)) {
   if (shape_.IsTuple()) {
     for (const Shape& element : shape_.tuple_elements()) tuple_.emplace_back(element);
   } else if (shape_.IsArray()) {
-    data_.assign(static_cast<size_t>(shape_.ElementCount() * element_bytes()), 0);
+    int64_t count = std::max<int64_t>(shape_.ElementCount(), 0);  // unbounded: no storage
+    data_.assign(static_cast<size_t>(count * element_bytes()), 0);
   }
 }
 

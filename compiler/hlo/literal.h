@@ -2,6 +2,7 @@
 // order; the layout in the shape only matters when a literal becomes a raw buffer.
 #pragma once
 
+#include <algorithm>
 #include <complex>
 #include <cstdint>
 #include <span>
@@ -25,7 +26,9 @@ class Literal {
 
   const Shape& shape() const { return shape_; }
   PrimitiveType element_type() const { return shape_.element_type(); }
-  int64_t element_count() const { return shape_.IsArray() ? shape_.ElementCount() : 0; }
+  int64_t element_count() const {
+    return shape_.IsArray() ? std::max<int64_t>(shape_.ElementCount(), 0) : 0;
+  }
   /// Bytes per unpacked element (`UnpackedByteWidth`).
   int64_t element_bytes() const { return UnpackedByteWidth(shape_.element_type()); }
 

@@ -143,7 +143,7 @@ Expected<Literal> ReadLiteralImpl(TextCursor& cursor, const Shape& shape, int de
   }
   if (!shape.IsArray()) return cursor.FailHere("a constant must be an array or a tuple");
   if (!shape.IsStatic()) return cursor.FailHere("a constant must have a static shape");
-  if (shape.ElementCount() * UnpackedByteWidth(shape.element_type()) > kMaxLiteralBytes) {
+  if (shape.ElementCount() > kMaxLiteralBytes / UnpackedByteWidth(shape.element_type())) {
     return cursor.FailHere("constant of shape " + ShapeToString(shape) + " is too large");
   }
   // `{...}` stands for contents the printer elided.

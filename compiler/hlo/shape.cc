@@ -87,6 +87,9 @@ void Shape::set_dynamic_dim(int64_t i, bool dynamic) {
 }
 
 int64_t Shape::ElementCount() const {
+  if (std::any_of(dims_.begin(), dims_.end(), [](int64_t d) { return d == kUnboundedSize; })) {
+    return -1;
+  }
   return std::accumulate(dims_.begin(), dims_.end(), int64_t{1}, std::multiplies<>());
 }
 

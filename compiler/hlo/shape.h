@@ -51,7 +51,8 @@ class Shape {
   const Shape& tuple_element(int64_t i) const { return tuple_[i]; }
   std::vector<Shape>& mutable_tuple_elements() { return tuple_; }
 
-  /// Number of logical elements (product of dims; 1 for a scalar). Static arrays only.
+  /// Number of logical elements (product of dims, bounds for bounded dynamic dims; 1 for
+  /// a scalar), or -1 if a dimension is unbounded.
   int64_t ElementCount() const;
 
   /// Same type, dims and dynamic markers; layouts may differ (recursively for tuples).

@@ -311,8 +311,10 @@ Expected<Shape> InferStructural(const HloInstruction& instruction, const Shape* 
           return Fail(ShapeToStringNoLayout(operand(0)) + " cannot become " +
                       ShapeToStringNoLayout(*declared) + " (element counts or types differ)");
         }
-      } else if (declared->ElementCount() * BitWidth(declared->element_type()) !=
-                 operand(0).ElementCount() * BitWidth(operand(0).element_type())) {
+      } else if (static_cast<__int128>(declared->ElementCount()) *
+                     BitWidth(declared->element_type()) !=
+                 static_cast<__int128>(operand(0).ElementCount()) *
+                     BitWidth(operand(0).element_type())) {
         return Fail("bitcast from " + ShapeToStringNoLayout(operand(0)) + " to " +
                     ShapeToStringNoLayout(*declared) + " changes the number of bits");
       }

@@ -1,8 +1,9 @@
 // Randomised robustness test of the HLO parser: mutated HLO (byte edits, splices, tokens
 // from a dictionary) must either parse — and then print as a fixed point and fingerprint —
-// or fail with a located error. Never crash, never hang. `TILESMITH_FUZZ_SECONDS=N` runs
-// it for N seconds (build with -fsanitize=address,undefined for long runs); inputs that
-// once broke the parser live in tests/data/parser_regressions/ and run every time.
+// or fail with a located error; what parses must also evaluate or fail cleanly. Never
+// crash, never hang. `TILESMITH_FUZZ_SECONDS=N` runs it for N seconds (build with
+// -fsanitize=address,undefined for long runs); inputs that once broke the parser live in
+// tests/data/parser_regressions/ and run every time.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -13,6 +14,7 @@
 #include <sstream>
 
 #include "compiler/hlo/canonical.h"
+#include "compiler/hlo/evaluator.h"
 #include "compiler/hlo/parser.h"
 #include "compiler/hlo/printer.h"
 
@@ -45,6 +47,12 @@ std::string CheckInput(std::string_view text) {
   if (CanonicalFusionText(**module) != CanonicalFusionText(**again)) {
     return "canonical text changed through printing";
   }
+  // Whatever parses must also evaluate or fail cleanly (small values only, to stay fast).
+  EvaluatorOptions options;
+  options.max_value_bytes = 1 << 20;
+  const HloComputation& fusion = *(*module)->fusion();
+  auto arguments = MakeRandomArguments(fusion, /*seed=*/7, options);
+  if (arguments) (void)Evaluate(fusion, *arguments, options);
   return "";
 }
 
