@@ -9,6 +9,7 @@
 #include "compiler/hlo/parser.h"
 #include "support/log.h"
 #include "tools/commands.h"
+#include "tools/fusion_loader.h"
 
 namespace tilesmith::tools {
 namespace {
@@ -71,7 +72,7 @@ Expected<std::vector<hlo::Literal>> LoadArguments(const cli::Args& args,
 
 int Run(const cli::Args& args) {
   if (args.positionals().size() != 1) {
-    ReportError("expected one HLO file");
+    ReportError("expected one HLO or AscGraph file");
     return kExitUsage;
   }
   hlo::EvaluatorOptions options;
@@ -84,9 +85,10 @@ int Run(const cli::Args& args) {
     }
   }
   const std::string& path = args.positionals()[0];
-  auto module = hlo::ParseHloModuleFile(path);
-  if (!module) return ReportError(module.error().message);
-  const hlo::HloComputation& fusion = *(*module)->fusion();
+  auto loaded = LoadFusion(path, args);
+  if (!loaded) return ReportError(loaded.error().message);
+  const hlo::HloModule& module = *loaded->module;
+  const hlo::HloComputation& fusion = *module.fusion();
   auto arguments = LoadArguments(args, fusion, options);
   if (!arguments) return ReportError(arguments.error().message);
 
@@ -129,7 +131,7 @@ int Run(const cli::Args& args) {
     if (i < output_paths.size()) std::cout << "  written to " << output_paths[i] << "\n";
   }
   if (args.Has("json")) {
-    auto fingerprint = hlo::FusionFingerprint(**module);
+    auto fingerprint = hlo::FusionFingerprint(module);
     nlohmann::json out = {{"file", path},
                           {"fusion", fusion.name()},
                           {"fingerprint", fingerprint.value_or("")},
@@ -145,8 +147,11 @@ int Run(const cli::Args& args) {
 Subcommand EvalSubcommand() {
   cli::Command command(
       "eval", "run a fusion through the reference evaluator",
-      "FILE [--input P.npy]... [--random [--seed N]] [--output O.npy]... [--json]");
-  command.Flag("input", "P.npy", "value of the next parameter, in parameter order", true)
+      "FILE [--input P.npy]... [--random [--seed N]] [--output O.npy]... [--json] [--format F] "
+      "[--sizes S=N,...]");
+  AddFusionInputFlags(command)
+      .Flag("input", "P.npy",
+            "value of the next parameter, in parameter order (AscGraph: Data index order)", true)
       .Switch("random", "use deterministic random inputs instead of --input files")
       .Flag("seed", "N", "seed for --random (default 0)")
       .Flag("output", "O.npy", "write the next output (tuple results: one per element)", true)
@@ -155,14 +160,17 @@ Subcommand EvalSubcommand() {
               "print {file, fusion, fingerprint, seconds, outputs: [{shape, elements, "
               "checksum, file}]}")
       .Epilog(
-          "Files are NumPy .npy. Types NumPy lacks are stored as same-width unsigned integers\n"
+          FusionInputHelp() +
+          "\n\nFiles are NumPy .npy. Types NumPy lacks are stored as same-width unsigned integers\n"
           "holding the bits (bf16 as uint16, f8/f4 types as uint8), sub-byte integers one per\n"
           "byte. The checksum is the SHA-256 of the .npy bytes --output would write.\n"
           "Random inputs: floats uniform in [-1, 1), signed ints in [-8, 8), unsigned in\n"
           "[0, 16), pred 50/50.\n\n"
           "Examples:\n"
           "  tilesmith eval configs/examples/gelu.hlo --random --seed 1\n"
-          "  tilesmith eval fusion.hlo --input x.npy --input y.npy --output out.npy --json");
+          "  tilesmith eval fusion.hlo --input x.npy --input y.npy --output out.npy --json\n"
+          "  tilesmith eval configs/examples/ascgraph/abs_chain_3d.ascgraph.txt "
+          "--sizes s0=4,s1=8,s2=16 --random");
   return {std::move(command), &Run};
 }
 
