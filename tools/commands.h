@@ -27,6 +27,11 @@ Subcommand LayoutSubcommand();
 Subcommand ParseSubcommand();
 Subcommand FingerprintSubcommand();
 Subcommand EvalSubcommand();
+Subcommand ScheduleSubcommand();
+Subcommand AnalyzeSubcommand();
+Subcommand CompileSubcommand();
+Subcommand RunSubcommand();
+Subcommand CheckSubcommand();
 
 /// Prints `error: <message>` to stderr and returns kExitFailure.
 int ReportError(const std::string& message);

@@ -11,8 +11,10 @@
 namespace tilesmith::tools {
 
 const std::vector<Subcommand>& Subcommands() {
-  static const std::vector<Subcommand> subcommands = {LayoutSubcommand(), ParseSubcommand(),
-                                                      FingerprintSubcommand(), EvalSubcommand()};
+  static const std::vector<Subcommand> subcommands = {
+      LayoutSubcommand(), ParseSubcommand(),   FingerprintSubcommand(),
+      EvalSubcommand(),   AnalyzeSubcommand(), CompileSubcommand(),
+      RunSubcommand(),    CheckSubcommand(),   ScheduleSubcommand()};
   return subcommands;
 }
 

@@ -1,0 +1,164 @@
+// Host kernel speed against the machine's copy bandwidth, measured side by side in one run:
+// a parallel memcpy over the same thread pool gives the achievable bytes/s; GELU-sized
+// elementwise fusions compiled with their default config report the fraction of it they
+// reach (read + write bytes over time). Goal: >= 60%.
+//
+//   host_kernel_bench [--quick] [--json OUT]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "compiler/analysis/fusion_analysis.h"
+#include "compiler/codegen/host_backend.h"
+#include "compiler/emitters/emitter_registry.h"
+#include "compiler/hlo/parser.h"
+#include "compiler/hlo/tiling.h"
+#include "support/thread_pool.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Seconds(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+struct Buffer {
+  explicit Buffer(size_t bytes)
+      : data(static_cast<char*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64))), size(bytes) {
+    std::memset(data, 1, size);  // touch every page before timing
+  }
+  ~Buffer() { std::free(data); }
+  char* data;
+  size_t size;
+};
+
+// Best of `repetitions` timings of `fn`.
+template <typename Fn>
+double Best(int repetitions, Fn&& fn) {
+  double best = 1e30;
+  for (int i = 0; i < repetitions; ++i) {
+    auto start = Clock::now();
+    fn();
+    best = std::min(best, Seconds(start));
+  }
+  return best;
+}
+
+double CopyBandwidth(size_t bytes, int repetitions) {
+  Buffer from(bytes), to(bytes);
+  tilesmith::ThreadPool& pool = tilesmith::ThreadPool::Default();
+  int64_t tasks = pool.size() * 4;
+  double seconds = Best(repetitions, [&] {
+    pool.ParallelFor(tasks, [&](int64_t task) {
+      size_t begin = bytes * task / tasks;
+      size_t end = bytes * (task + 1) / tasks;
+      std::memcpy(to.data + begin, from.data + begin, end - begin);
+    });
+  });
+  return 2.0 * static_cast<double>(bytes) / seconds;  // read + write
+}
+
+struct KernelResult {
+  std::string name;
+  double bytes_per_second;
+  double seconds;
+  std::string config;
+};
+
+KernelResult MeasureFusion(const std::string& name, const std::string& text, int repetitions) {
+  auto module = tilesmith::hlo::ParseHloModule(text, name);
+  if (!module) {
+    std::fprintf(stderr, "%s\n", module.error().message.c_str());
+    std::exit(1);
+  }
+  const tilesmith::hlo::HloComputation& fusion = *(*module)->fusion();
+  auto analysis = tilesmith::analysis::AnalyzeFusion(fusion);
+  auto device = tilesmith::emitters::DeviceInfo::ForTarget(tilesmith::emitters::Target::Host());
+  auto kernel = tilesmith::emitters::EmitKernel(analysis, nullptr, device);
+  if (!kernel) {
+    std::fprintf(stderr, "%s\n", kernel.error().message.c_str());
+    std::exit(1);
+  }
+  auto compiled = tilesmith::codegen::CompileForHost(std::move(*kernel));
+  if (!compiled) {
+    std::fprintf(stderr, "%s\n", compiled.error().message.c_str());
+    std::exit(1);
+  }
+  std::vector<std::unique_ptr<Buffer>> buffers;
+  std::vector<void*> pointers;
+  double bytes = 0;
+  for (const auto& buffer : (*compiled)->kernel().buffers) {
+    auto physical = tilesmith::hlo::PhysicalLayout::Create(buffer.shape);
+    buffers.push_back(std::make_unique<Buffer>(physical->byte_size()));
+    pointers.push_back(buffers.back()->data);
+    bytes += static_cast<double>(physical->byte_size());
+  }
+  (*compiled)->Run(pointers);  // warm-up
+  double seconds = Best(repetitions, [&] { (*compiled)->Run(pointers); });
+  return {name, bytes / seconds, seconds, (*compiled)->kernel().config_json};
+}
+
+std::string Gelu(const std::string& type, const std::string& dims) {
+  std::string s = type + "[" + dims + "]";
+  std::string t = type + "[]";
+  return "gelu {\n  p = " + s + " parameter(0)\n" + "  h = " + t + " constant(0.5)\n  one = " + t +
+         " constant(1)\n" + "  k = " + t + " constant(0.79785)\n  c = " + t +
+         " constant(0.044708)\n" + "  bh = " + s + " broadcast(h), dimensions={}\n  b1 = " + s +
+         " broadcast(one), dimensions={}\n" + "  bk = " + s +
+         " broadcast(k), dimensions={}\n  bc = " + s + " broadcast(c), dimensions={}\n" +
+         "  sq = " + s + " multiply(p, p)\n  cube = " + s + " multiply(sq, p)\n" + "  m3 = " + s +
+         " multiply(cube, bc)\n  a1 = " + s + " add(p, m3)\n" + "  m2 = " + s +
+         " multiply(a1, bk)\n  th = " + s + " tanh(m2)\n" + "  a0 = " + s +
+         " add(th, b1)\n  m1 = " + s + " multiply(a0, bh)\n" + "  ROOT out = " + s +
+         " multiply(p, m1)\n}\n";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool quick = false;
+  std::string json_path;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--quick") == 0) {
+      quick = true;
+    } else if (std::strcmp(argv[i], "--json") == 0 && i + 1 < argc) {
+      json_path = argv[++i];
+    } else {
+      std::fprintf(stderr, "usage: host_kernel_bench [--quick] [--json OUT]\n");
+      return 2;
+    }
+  }
+  std::string dims = quick ? "2,512,4096" : "6,512,4096";
+  int repetitions = quick ? 3 : 7;
+  size_t f32_bytes = (quick ? 2 : 6) * 512 * 4096 * sizeof(float);
+  double copy = CopyBandwidth(f32_bytes, repetitions);
+  std::vector<KernelResult> results = {
+      MeasureFusion("add f32[" + dims + "]",
+                    "f {\n  a = f32[" + dims + "] parameter(0)\n  b = f32[" + dims +
+                        "] parameter(1)\n  ROOT s = f32[" + dims + "] add(a, b)\n}\n",
+                    repetitions),
+      MeasureFusion("gelu f32[" + dims + "]", Gelu("f32", dims), repetitions),
+      MeasureFusion("gelu bf16[" + dims + "]", Gelu("bf16", dims), repetitions),
+  };
+  std::printf("copy bandwidth (read+write, %d threads): %.2f GB/s\n",
+              tilesmith::ThreadPool::Default().size(), copy / 1e9);
+  std::printf("%-28s %10s %10s %12s\n", "fusion", "ms", "GB/s", "of copy");
+  nlohmann::json out = {{"copy_bytes_per_second", copy}, {"fusions", nlohmann::json::array()}};
+  for (const KernelResult& r : results) {
+    std::printf("%-28s %10.2f %10.2f %11.0f%%\n", r.name.c_str(), r.seconds * 1e3,
+                r.bytes_per_second / 1e9, 100 * r.bytes_per_second / copy);
+    out["fusions"].push_back({{"name", r.name},
+                              {"seconds", r.seconds},
+                              {"bytes_per_second", r.bytes_per_second},
+                              {"fraction_of_copy", r.bytes_per_second / copy},
+                              {"config", nlohmann::json::parse(r.config)}});
+  }
+  if (!json_path.empty()) std::ofstream(json_path) << out.dump(2) << "\n";
+  return 0;
+}

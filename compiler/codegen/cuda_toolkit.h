@@ -1,0 +1,30 @@
+// Where the CUDA toolkit pieces the NVPTX target needs live: libdevice (math), ptxas (the
+// cubin fallback) and whether nvJitLink (in-process cubins) was linked in. Compiling for a
+// GPU needs only the toolkit, never a GPU or its driver.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "support/status.h"
+
+namespace tilesmith::codegen {
+
+/// The toolkit root: `$TILESMITH_CUDA_DIR`, `$CUDA_HOME`, `$CUDA_PATH`, then `/usr/local/cuda`;
+/// the first that holds `nvvm/libdevice/libdevice.10.bc`. Empty when none does.
+std::optional<std::filesystem::path> CudaToolkitDir();
+
+/// `<toolkit>/nvvm/libdevice/libdevice.10.bc`, or FailedPrecondition naming where we looked.
+Expected<std::filesystem::path> LibdevicePath();
+
+/// `<toolkit>/bin/ptxas` (or `ptxas` on PATH), or FailedPrecondition.
+Expected<std::filesystem::path> PtxasPath();
+
+/// True when this build links nvJitLink, so cubins are made in-process.
+bool HaveNvJitLink();
+
+/// True when PTX can be turned into a cubin here (nvJitLink, or a ptxas to run).
+bool CanMakeCubins();
+
+}  // namespace tilesmith::codegen

@@ -1,0 +1,111 @@
+// Elemental emission: the LLVM IR computing one element of an HLO instruction at a
+// (symbolic) index. Index-only ops move the index through their indexing maps; the rest
+// compute from their operands' elements. Semantics match hlo::Evaluate: narrow floats are
+// computed in f32 and rounded after every op, integers wrap, XLA's division/shift rules.
+#pragma once
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Module.h>
+
+#include <span>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "compiler/codegen/index_emitter.h"
+#include "compiler/hlo/hlo_module.h"
+#include "support/status.h"
+
+namespace tilesmith::codegen {
+
+/// A scalar of an HLO element type, in its compute representation: pred -> i1; sN and uN ->
+/// iN; f32 -> float; f64 -> double; bf16, f16 and the f8/f4 types -> float holding a value
+/// of the type; c64 -> {float, float}; c128 -> {double, double}.
+struct ScalarValue {
+  llvm::Value* value = nullptr;
+  hlo::PrimitiveType type = hlo::PrimitiveType::kInvalid;
+};
+
+/// What differs between targets in elemental code.
+class TargetHooks {
+ public:
+  virtual ~TargetHooks() = default;
+  /// The callee computing math function `name` ("exp", "tanh", "log1p", "atan2", "pow",
+  /// "erf", …) on `type` (float or double): libm on the host, libdevice on NVPTX.
+  virtual llvm::FunctionCallee MathFunction(llvm::Module& module, std::string_view name,
+                                            llvm::Type* type) = 0;
+};
+
+/// A buffer the kernel reads or writes: its base pointer and its shape (with layout).
+struct BufferRef {
+  llvm::Value* base = nullptr;
+  const hlo::Shape* shape = nullptr;
+};
+
+/// The LLVM type of `type`'s compute representation.
+llvm::Type* ComputeType(llvm::LLVMContext& context, hlo::PrimitiveType type);
+
+/// Emits element computations into the builder's current insertion point.
+class ElementalEmitter {
+ public:
+  /// `parameters[i]` is the buffer of fusion parameter i.
+  ElementalEmitter(llvm::IRBuilder<>& builder, TargetHooks& hooks, IndexEnv& env,
+                   std::vector<BufferRef> parameters);
+
+  /// The element of `instruction` at `index` (affine in the environment's variables). For a
+  /// tuple-shaped instruction (variadic reduce), `tuple_index` picks the result.
+  Expected<ScalarValue> EmitElement(const hlo::HloInstruction& instruction,
+                                    std::span<const analysis::AffineExpr> index,
+                                    int64_t tuple_index = -1);
+
+  /// Reads / writes the element at `index` of a buffer, through its layout.
+  Expected<ScalarValue> Load(const BufferRef& buffer, std::span<const analysis::AffineExpr> index);
+  Status Store(const BufferRef& buffer, std::span<const analysis::AffineExpr> index,
+               ScalarValue value);
+
+  /// Applies a computation with scalar parameters (a reducer) to scalar arguments.
+  Expected<std::vector<ScalarValue>> CallScalarComputation(const hlo::HloComputation& computation,
+                                                           std::span<const ScalarValue> args);
+
+  /// Elementwise op `instruction` applied to scalar operands (the operands' element types
+  /// are those of the instruction's operands).
+  Expected<ScalarValue> EmitElementwise(const hlo::HloInstruction& instruction,
+                                        std::span<const ScalarValue> operands);
+
+  /// Opens / closes a region whose values may not be reused after it (a branch, a loop).
+  void PushScope();
+  void PopScope();
+
+  llvm::IRBuilder<>& builder() { return builder_; }
+  TargetHooks& hooks() { return hooks_; }
+  IndexEnv& env() { return env_; }
+  llvm::Module& module();
+
+  /// Simplifies `expr` over the environment's variable ranges.
+  analysis::AffineExpr Simplify(const analysis::AffineExpr& expr) const;
+
+ private:
+  struct Key {
+    const hlo::HloInstruction* instruction;
+    int64_t tuple_index;
+    std::vector<analysis::AffineExpr> index;
+    friend bool operator==(const Key&, const Key&) = default;
+  };
+  struct KeyHash {
+    size_t operator()(const Key& key) const;
+  };
+
+  Expected<ScalarValue> EmitUncached(const hlo::HloInstruction& instruction,
+                                     std::span<const analysis::AffineExpr> index,
+                                     int64_t tuple_index);
+
+  llvm::IRBuilder<>& builder_;
+  TargetHooks& hooks_;
+  IndexEnv& env_;
+  std::vector<BufferRef> parameters_;
+  std::vector<std::unordered_map<Key, ScalarValue, KeyHash>> memo_{1};
+  // Scalar arguments of a computation being called elementally, by parameter.
+  std::vector<std::unordered_map<const hlo::HloInstruction*, ScalarValue>> bound_parameters_;
+};
+
+}  // namespace tilesmith::codegen

@@ -1,0 +1,30 @@
+// One front door to the emitters: the emitter for a fusion's kind, its default config and
+// its kernel for a given config. Adding an emitter touches this registry and nothing else.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "compiler/analysis/fusion_analysis.h"
+#include "compiler/emitters/kernel_ir.h"
+#include "compiler/emitters/target.h"
+#include "support/status.h"
+
+namespace tilesmith::emitters {
+
+/// The emitter that will emit `analysis`'s fusion: the kind analysis chose when that emitter
+/// exists, else the loop emitter's elemental path (which computes every fusion correctly).
+std::string EmitterFor(const analysis::FusionAnalysis& analysis);
+
+/// The emitter's default config (XLA's choice) as JSON.
+nlohmann::json DefaultConfig(const analysis::FusionAnalysis& analysis, const DeviceInfo& device);
+
+/// Checks `config` against the emitter and the device; the error says why not.
+Status ValidateConfig(const analysis::FusionAnalysis& analysis, const nlohmann::json& config,
+                      const DeviceInfo& device);
+
+/// The kernel for `config` (null: the default).
+Expected<KernelIR> EmitKernel(const analysis::FusionAnalysis& analysis,
+                              const nlohmann::json& config, const DeviceInfo& device);
+
+}  // namespace tilesmith::emitters

@@ -1,0 +1,115 @@
+#include "compiler/emitters/kernel_ir.h"
+
+#include "compiler/hlo/printer.h"
+
+namespace tilesmith::emitters {
+namespace {
+
+const std::vector<std::string>& LaunchDimNames() {
+  static const std::vector<std::string> names = {"th_x", "th_y", "th_z", "bl_x", "bl_y", "bl_z"};
+  return names;
+}
+
+std::string Triple(const std::array<int64_t, 3>& values) {
+  return "(" + std::to_string(values[0]) + ", " + std::to_string(values[1]) + ", " +
+         std::to_string(values[2]) + ")";
+}
+
+std::string IndexList(std::span<const analysis::AffineExpr> indices,
+                      const std::vector<std::string>& names) {
+  std::string text;
+  for (size_t i = 0; i < indices.size(); ++i) {
+    if (i > 0) text += ", ";
+    text += indices[i].ToString(names);
+  }
+  return text;
+}
+
+}  // namespace
+
+std::vector<std::pair<const hlo::HloInstruction*, int64_t>> KernelFunction::Leaves() const {
+  std::vector<std::pair<const hlo::HloInstruction*, int64_t>> leaves;
+  for (const hlo::HloInstruction* root : roots) {
+    if (!root->shape().IsTuple()) {
+      leaves.emplace_back(root, -1);
+      continue;
+    }
+    for (size_t i = 0; i < root->shape().tuple_elements().size(); ++i) {
+      leaves.emplace_back(root, static_cast<int64_t>(i));
+    }
+  }
+  return leaves;
+}
+
+int64_t KernelIR::OutputBuffer(int64_t output) const {
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    if (buffers[i].is_output && buffers[i].index == output) return static_cast<int64_t>(i);
+  }
+  return -1;
+}
+
+std::string KernelIR::ToString() const {
+  std::string out = "kernel @" + name + "(";
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    if (i > 0) out += ", ";
+    out += "%" + buffers[i].name + ": " + hlo::ShapeToString(buffers[i].shape);
+    if (buffers[i].is_output) out += " out";
+  }
+  out += ")\n";
+  out += "  emitter: " + emitter + " " + config_json + "\n";
+  out += "  launch: blocks " + Triple(launch.blocks) + ", threads " + Triple(launch.threads) + "\n";
+  for (size_t p = 0; p < phases.size(); ++p) {
+    if (p > 0) out += "  barrier\n";
+    out += "  phase " + std::to_string(p) + ":\n";
+    for (const LoopStmt& loop : phases[p].loops) {
+      std::vector<std::string> index_names;
+      for (int64_t i = 0; i < loop.map.result_count(); ++i) {
+        index_names.push_back("%i" + std::to_string(i));
+      }
+      std::vector<std::string> symbol_names;
+      for (int64_t s = 0; s < loop.map.symbol_count(); ++s) {
+        symbol_names.push_back("s" + std::to_string(s));
+      }
+      out += "    loop (th, bl)[";
+      for (size_t s = 0; s < symbol_names.size(); ++s) out += (s ? ", " : "") + symbol_names[s];
+      out += "] -> (";
+      for (size_t i = 0; i < index_names.size(); ++i) out += (i ? ", " : "") + index_names[i];
+      out += ")\n      in " + loop.map.ToString(LaunchDimNames(), symbol_names) + " {\n";
+      for (const BodyStmt& stmt : loop.body) {
+        if (const auto* call = std::get_if<CallStmt>(&stmt)) {
+          const KernelFunction& function = functions[call->function];
+          out += "      ";
+          size_t leaves = function.Leaves().size();
+          for (size_t r = 0; r < leaves; ++r) {
+            out += (r ? ", " : "") + std::string("%v") + std::to_string(call->first_value + r);
+          }
+          out += " = call @" + function.name + "(" + IndexList(call->indices, index_names) + ")\n";
+        } else if (const auto* store = std::get_if<StoreStmt>(&stmt)) {
+          out += "      store %" + buffers[store->buffer].name + "[" +
+                 IndexList(store->indices, index_names) + "] = %v" +
+                 std::to_string(store->value) + "\n";
+        }
+      }
+      out += "    }\n";
+    }
+  }
+  hlo::PrintOptions options;
+  options.print_non_semantic_attributes = false;
+  for (const KernelFunction& function : functions) {
+    out += "function @" + function.name + " -> (";
+    for (size_t r = 0; r < function.roots.size(); ++r) {
+      out += (r ? ", " : "") + hlo::ShapeToString(function.roots[r]->shape());
+    }
+    out += ") {\n";
+    for (const hlo::HloInstruction* instruction : function.instructions) {
+      bool is_root = std::find(function.roots.begin(), function.roots.end(), instruction) !=
+                     function.roots.end();
+      out += is_root ? "  ROOT " : "  ";
+      out += hlo::PrintInstruction(*instruction, options) + "\n";
+    }
+    out += "}\n";
+  }
+  return out;
+}
+
+}  // namespace tilesmith::emitters

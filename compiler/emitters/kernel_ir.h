@@ -1,0 +1,104 @@
+// Kernel IR: what every emitter produces and every code generator consumes. A kernel is
+// its buffers, its launch grid, shared-memory allocations, the partitioned subgraph
+// functions of the fusion, and phases of per-thread code separated by barriers. Indexing
+// is data (analysis::IndexingMap), in the spirit of XLA's xla_gpu dialect.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "compiler/analysis/indexing_map.h"
+#include "compiler/hlo/hlo_module.h"
+
+namespace tilesmith::emitters {
+
+/// Blocks and threads per block, in x, y, z.
+struct LaunchGrid {
+  std::array<int64_t, 3> blocks = {1, 1, 1};
+  std::array<int64_t, 3> threads = {1, 1, 1};
+  int64_t block_count() const { return blocks[0] * blocks[1] * blocks[2]; }
+  int64_t threads_per_block() const { return threads[0] * threads[1] * threads[2]; }
+};
+
+/// A kernel argument: a fusion parameter (read) or a fusion output (written).
+struct KernelBuffer {
+  std::string name;  // "p0", "out0"
+  hlo::Shape shape;  // array shape with its layout: how the bytes are laid out
+  bool is_output = false;
+  int64_t index = 0;  // the parameter number, or the output's position
+};
+
+/// A piece of the fused computation emitted as one function: computes `roots` at one
+/// index (the roots share a shape). Reads parameters directly and calls other functions
+/// for operands outside it.
+struct KernelFunction {
+  std::string name;
+  std::vector<const hlo::HloInstruction*> roots;
+  std::vector<const hlo::HloInstruction*> instructions;  // post-order, roots included
+
+  /// One value per array a call returns: (root, tuple index), the tuple index -1 for an
+  /// array root and each element's index for a tuple-shaped root (a variadic reduce).
+  std::vector<std::pair<const hlo::HloInstruction*, int64_t>> Leaves() const;
+};
+
+/// Dims of every loop map: the thread and block ids, in this order.
+inline constexpr int64_t kThreadIdX = 0;
+inline constexpr int64_t kThreadIdY = 1;
+inline constexpr int64_t kThreadIdZ = 2;
+inline constexpr int64_t kBlockIdX = 3;
+inline constexpr int64_t kBlockIdY = 4;
+inline constexpr int64_t kBlockIdZ = 5;
+inline constexpr int64_t kLaunchDims = 6;
+
+/// `%v<first>.. = call @function(indices…)`: the values of the function's leaves at an
+/// index. Indices are affine in the enclosing loop's results (`d<i>` = result i).
+struct CallStmt {
+  int64_t function = 0;
+  std::vector<analysis::AffineExpr> indices;
+  int64_t first_value = 0;  // the leaves' values get consecutive ids from here
+};
+
+/// `store %buffer[indices…] = %v<value>`.
+struct StoreStmt {
+  int64_t buffer = 0;
+  std::vector<analysis::AffineExpr> indices;  // affine in the enclosing loop's results
+  int64_t value = 0;
+};
+
+using BodyStmt = std::variant<CallStmt, StoreStmt>;
+
+/// Per-thread loop: for this thread's launch ids, every symbol assignment in the map's
+/// domain that satisfies its constraints runs the body once, with the map's results as the
+/// current index. The symbols are the elements a thread handles (unroll, vector lanes).
+struct LoopStmt {
+  analysis::IndexingMap map;  // (thread ids, block ids)[symbols] -> (index…)
+  std::vector<BodyStmt> body;
+};
+
+/// Loops that run together; a barrier separates consecutive phases.
+struct Phase {
+  std::vector<LoopStmt> loops;
+};
+
+/// One kernel: the output of an emitter for a (fusion, config, target).
+struct KernelIR {
+  std::string name;
+  const hlo::HloComputation* fusion = nullptr;
+  std::vector<KernelBuffer> buffers;
+  LaunchGrid launch;
+  std::vector<KernelFunction> functions;
+  std::vector<Phase> phases;
+  /// The emitter and its config, for printing and keys (`loop`, `{"threads": 128, …}`).
+  std::string emitter;
+  std::string config_json;
+
+  /// Readable text (what `tilesmith compile --emit kernel-ir` prints).
+  std::string ToString() const;
+  /// The buffer index of fusion output `output`.
+  int64_t OutputBuffer(int64_t output) const;
+};
+
+}  // namespace tilesmith::emitters

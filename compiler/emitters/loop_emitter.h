@@ -1,0 +1,48 @@
+// The loop emitter: every thread computes a few output elements (a vector of them, a few
+// times) in an order that keeps consecutive threads on consecutive memory. The default
+// config is XLA's; every field is a Config field the tuner can vary.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "compiler/analysis/fusion_analysis.h"
+#include "compiler/emitters/kernel_ir.h"
+#include "compiler/emitters/target.h"
+#include "support/status.h"
+
+namespace tilesmith::emitters {
+
+/// How the loop emitter maps threads to elements. Thread t of block b handles, for each
+/// chunk c and lane v, the element at linear position
+/// `((b * threads + t) * vector) + c * vector * total_threads + v` in the output's
+/// physical order.
+struct LoopConfig {
+  int64_t threads_per_block = 128;
+  int64_t vector = 1;     // consecutive elements per thread step (unroll / vector width)
+  int64_t chunks = 1;     // steps per thread: elements per thread = vector * chunks
+  int64_t blocks_y = 1;   // the grid's y extent, when x alone cannot cover the blocks
+
+  nlohmann::json ToJson() const;
+  /// Reads `{"threads_per_block": 128, "vector": 4, "chunks": 1, "blocks_y": 1}`; missing
+  /// fields keep their defaults, unknown fields are errors.
+  static Expected<LoopConfig> FromJson(const nlohmann::json& json);
+  friend bool operator==(const LoopConfig&, const LoopConfig&) = default;
+};
+
+/// XLA's choice: 128 threads; vector 4 or 2 (the largest dividing the element count) when
+/// there are at least threads-per-SM x SMs elements and no op prevents vectorisation; at
+/// least ceil(8 / smallest output bits) so packed outputs fill whole bytes; a y grid
+/// extent when x would exceed its limit.
+LoopConfig DefaultLoopConfig(const analysis::FusionAnalysis& analysis, const DeviceInfo& device);
+
+/// The reason `config` cannot be used on `device` (threads over the limit or not a multiple
+/// of the warp, vector not 1/2/4/8, grid too large, …), or OK.
+Status ValidateLoopConfig(const LoopConfig& config, const analysis::FusionAnalysis& analysis,
+                          const DeviceInfo& device);
+
+/// The kernel for `config`: one loop per group of fusion outputs with the same dims, each
+/// calling the partitioned function of its roots and storing the values.
+Expected<KernelIR> EmitLoopKernel(const analysis::FusionAnalysis& analysis,
+                                  const LoopConfig& config, const DeviceInfo& device);
+
+}  // namespace tilesmith::emitters

@@ -1,0 +1,89 @@
+#include "compiler/hlo/literal_compare.h"
+
+#include <cmath>
+
+#include "compiler/hlo/float_types.h"
+
+namespace tilesmith::hlo {
+namespace {
+
+void Compare(const Literal& actual, const Literal& expected, const std::string& where,
+             Comparison& result) {
+  auto fail = [&](std::string message) {
+    result.matches = false;
+    ++result.mismatches;
+    if (result.first_mismatch.empty()) result.first_mismatch = where + message;
+  };
+  if (!actual.shape().EqualsIgnoringLayout(expected.shape())) {
+    fail("shape " + ShapeToStringNoLayout(actual.shape()) + " vs " +
+         ShapeToStringNoLayout(expected.shape()));
+    return;
+  }
+  if (actual.shape().IsTuple()) {
+    for (size_t i = 0; i < actual.tuple_elements().size(); ++i) {
+      Compare(actual.tuple_elements()[i], expected.tuple_elements()[i],
+              where + "element " + std::to_string(i) + " ", result);
+    }
+    return;
+  }
+  PrimitiveType type = actual.element_type();
+  Tolerance tolerance = DefaultTolerance(type);
+  for (int64_t i = 0; i < actual.element_count(); ++i) {
+    if (!IsFloatingPoint(type) && !IsComplex(type)) {
+      if (actual.GetInt(i) != expected.GetInt(i)) {
+        fail("index " + std::to_string(i) + ": " + ScalarToString(actual, i) + " vs " +
+             ScalarToString(expected, i));
+      }
+      continue;
+    }
+    std::complex<double> a = actual.GetComplex(i);
+    std::complex<double> e = expected.GetComplex(i);
+    for (auto [x, y] : {std::pair{a.real(), e.real()}, std::pair{a.imag(), e.imag()}}) {
+      bool special = std::isnan(y) || std::isinf(y) || std::isnan(x) || std::isinf(x);
+      bool ok;
+      if (special) {
+        ok = (std::isnan(x) && std::isnan(y)) || (std::isinf(x) && x == y);
+      } else {
+        double error = std::fabs(x - y);
+        result.largest_error = std::max(result.largest_error, error);
+        result.largest_relative_error =
+            std::max(result.largest_relative_error, error / std::max(std::fabs(y), 1e-300));
+        ok = error <= tolerance.absolute + tolerance.relative * std::fabs(y);
+      }
+      if (!ok) {
+        fail("index " + std::to_string(i) + ": " + ScalarToString(actual, i) + " vs " +
+             ScalarToString(expected, i));
+        break;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+Tolerance DefaultTolerance(PrimitiveType type) {
+  switch (type) {
+    case PrimitiveType::kF64:
+    case PrimitiveType::kC128:
+      return {1e-10, 1e-12};
+    case PrimitiveType::kF32:
+    case PrimitiveType::kC64:
+      return {1e-5, 1e-6};
+    default:
+      if (IsNarrowFloat(type)) {
+        // Two units in the last place of the type's mantissa.
+        const FloatFormat& format = FormatOf(type);
+        double ulp = std::ldexp(1.0, -format.mantissa_bits);
+        return {2 * ulp, 2 * ulp};
+      }
+      return {0, 0};
+  }
+}
+
+Comparison CompareLiterals(const Literal& actual, const Literal& expected) {
+  Comparison result;
+  Compare(actual, expected, "", result);
+  return result;
+}
+
+}  // namespace tilesmith::hlo

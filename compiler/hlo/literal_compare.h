@@ -1,0 +1,33 @@
+// Comparing a kernel's outputs with the reference: exact for integers and pred, within a
+// tolerance scaled to each float type's precision, and NaN/inf must match exactly.
+#pragma once
+
+#include <string>
+
+#include "compiler/hlo/literal.h"
+
+namespace tilesmith::hlo {
+
+/// The tolerance for `type`: |actual - expected| <= absolute + relative * |expected|.
+struct Tolerance {
+  double relative = 0;
+  double absolute = 0;
+};
+
+/// A tolerance that allows a few units in the last place of `type` plus the error of
+/// different (but correct) evaluation orders of reductions.
+Tolerance DefaultTolerance(PrimitiveType type);
+
+/// What a comparison found.
+struct Comparison {
+  bool matches = true;
+  int64_t mismatches = 0;
+  double largest_error = 0;           // largest |actual - expected| among finite pairs
+  double largest_relative_error = 0;  // that divided by max(|expected|, tiny)
+  std::string first_mismatch;         // "output 0 element 17: 1.5 vs 1.25" or ""
+};
+
+/// Compares every element (tuples element by element); shapes must agree ignoring layout.
+Comparison CompareLiterals(const Literal& actual, const Literal& expected);
+
+}  // namespace tilesmith::hlo

@@ -1,0 +1,93 @@
+#include "tools/kernel_tools.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "compiler/analysis/fusion_analysis.h"
+#include "compiler/analysis/fusion_indexing.h"
+#include "compiler/codegen/host_backend.h"
+#include "compiler/emitters/emitter_registry.h"
+
+namespace tilesmith::tools {
+
+Expected<nlohmann::json> ParseConfigFlag(const cli::Args& args) {
+  if (!args.Has("config")) return nlohmann::json(nullptr);
+  std::string text = args.Get("config");
+  if (text.starts_with("@")) {
+    std::ifstream file(text.substr(1));
+    if (!file) return MakeError(ErrorCode::kIo, "cannot read config file '" + text.substr(1) + "'");
+    std::stringstream contents;
+    contents << file.rdbuf();
+    text = contents.str();
+  }
+  try {
+    nlohmann::json config = nlohmann::json::parse(text);
+    if (!config.is_object()) return InvalidArgument("--config must be a JSON object");
+    return config;
+  } catch (const nlohmann::json::exception& e) {
+    return InvalidArgument(std::string("--config is not valid JSON: ") + e.what());
+  }
+}
+
+Expected<CompileOutput> CompileFusion(const hlo::HloComputation& fusion,
+                                      const emitters::Target& target, const nlohmann::json& config,
+                                      const std::string& emit) {
+  analysis::FusionAnalysis analysis = analysis::AnalyzeFusion(fusion);
+  emitters::DeviceInfo device = emitters::DeviceInfo::ForTarget(target);
+  if (!config.is_null()) TS_RETURN_IF_ERROR(emitters::ValidateConfig(analysis, config, device));
+  TS_ASSIGN_OR_RETURN(emitters::KernelIR kernel, emitters::EmitKernel(analysis, config, device));
+  CompileOutput output;
+  output.stats = {{"target", target.ToString()},
+                  {"emitter", kernel.emitter},
+                  {"config", nlohmann::json::parse(kernel.config_json)},
+                  {"grid", kernel.launch.blocks},
+                  {"block", kernel.launch.threads}};
+  if (emit == "kernel-ir") {
+    output.text = kernel.ToString();
+    return output;
+  }
+  if (target.is_cuda()) {
+    return Unimplemented("the " + target.ToString() +
+                         " code generator (PTX and cubin) is not built yet; use --target host");
+  }
+  if (emit == "llvm") {
+    TS_ASSIGN_OR_RETURN(output.text, codegen::HostLlvmIr(kernel));
+    return output;
+  }
+  if (emit == "stats") {
+    TS_ASSIGN_OR_RETURN(std::unique_ptr<codegen::HostKernel> compiled,
+                        codegen::CompileForHost(std::move(kernel)));
+    const codegen::CompileStats& stats = compiled->stats();
+    output.stats["compile_ms"] = stats.total_ms();
+    output.stats["emit_ms"] = stats.emit_ms;
+    output.stats["optimize_ms"] = stats.optimize_ms;
+    output.stats["codegen_ms"] = stats.codegen_ms;
+    // Host kernels use no registers budget, shared memory or spill slots in the GPU sense.
+    output.stats["registers"] = 0;
+    output.stats["shared_bytes"] = 0;
+    output.stats["spill_bytes"] = 0;
+    output.text = output.stats.dump(2);
+    return output;
+  }
+  return InvalidArgument("--emit " + emit + " is not available for " + target.ToString() +
+                         " (kernel-ir, llvm or stats)");
+}
+
+nlohmann::json OutputToParameterMaps(const hlo::HloComputation& fusion) {
+  nlohmann::json result = nlohmann::json::array();
+  std::vector<const hlo::HloInstruction*> roots = analysis::FusionRoots(fusion);
+  for (const hlo::HloInstruction* root : roots) {
+    auto maps = analysis::ComputeOutputToParameterIndexing(fusion, *root);
+    if (!maps) continue;
+    for (size_t p = 0; p < maps->size(); ++p) {
+      for (const analysis::IndexingMap& map : (*maps)[p]) {
+        result.push_back({{"output", root->name()},
+                          {"parameter", fusion.parameter(static_cast<int64_t>(p))->name()},
+                          {"map", map.ToString()}});
+      }
+    }
+  }
+  return result;
+}
+
+}  // namespace tilesmith::tools
