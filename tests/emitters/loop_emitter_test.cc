@@ -1,0 +1,160 @@
+// The loop emitter: XLA's default config, config validation, and the thread -> element
+// map covering every output element exactly once, consecutive threads on consecutive
+// memory.
+#include "compiler/emitters/loop_emitter.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "compiler/analysis/layout_indexing.h"
+#include "compiler/hlo/parser.h"
+
+namespace tilesmith::emitters {
+namespace {
+
+std::unique_ptr<hlo::HloModule> Parse(std::string_view text) {
+  auto module = hlo::ParseHloModule(text);
+  EXPECT_TRUE(module.has_value()) << module.error().message;
+  return module ? std::move(*module) : nullptr;
+}
+
+std::string Elementwise(const std::string& shape) {
+  return "f {\n  p = " + shape + " parameter(0)\n  ROOT e = " + shape + " exponential(p)\n}\n";
+}
+
+const DeviceInfo& H100() {
+  static const DeviceInfo device = DeviceInfo::ForTarget(*Target::Parse("cuda:sm_90"));
+  return device;
+}
+
+TEST(LoopEmitterTest, DefaultsAreXlas) {
+  // GELU's shape: 12,582,912 elements >= 2048 threads x 132 SMs, divisible by 4.
+  auto gelu = Parse(Elementwise("bf16[6,512,4096]"));
+  analysis::FusionAnalysis analysis = analysis::AnalyzeFusion(*gelu->fusion());
+  LoopConfig config = DefaultLoopConfig(analysis, H100());
+  EXPECT_EQ(config, (LoopConfig{128, 4, 1, 1}));
+  auto kernel = EmitLoopKernel(analysis, config, H100());
+  ASSERT_TRUE(kernel.has_value()) << kernel.error().message;
+  EXPECT_EQ(kernel->launch.blocks, (std::array<int64_t, 3>{24576, 1, 1}));
+  EXPECT_EQ(kernel->launch.threads, (std::array<int64_t, 3>{128, 1, 1}));
+
+  // Too few elements to fill the GPU: no vectorisation; fewer threads than a block.
+  auto small = Parse(Elementwise("f32[100]"));
+  EXPECT_EQ(DefaultLoopConfig(analysis::AnalyzeFusion(*small->fusion()), H100()),
+            (LoopConfig{128, 1, 1, 1}));
+  auto tiny = Parse(Elementwise("f32[40]"));
+  EXPECT_EQ(DefaultLoopConfig(analysis::AnalyzeFusion(*tiny->fusion()), H100()).threads_per_block,
+            64);
+  // An element count not divisible by 4 or 2 is not vectorised even when large.
+  auto odd = Parse(Elementwise("f32[270337,3]"));
+  EXPECT_EQ(DefaultLoopConfig(analysis::AnalyzeFusion(*odd->fusion()), H100()).vector, 1);
+  // sin makes XLA keep one element per step.
+  auto sine =
+      Parse("f {\n  p = f32[6,512,4096] parameter(0)\n  ROOT s = f32[6,512,4096] sin(p)\n}\n");
+  EXPECT_EQ(DefaultLoopConfig(analysis::AnalyzeFusion(*sine->fusion()), H100()).vector, 1);
+  // Packed outputs: each thread writes whole bytes.
+  auto packed =
+      Parse("f {\n  p = s4[64]{0:E(4)} parameter(0)\n  ROOT n = s4[64]{0:E(4)} negate(p)\n}\n");
+  EXPECT_EQ(DefaultLoopConfig(analysis::AnalyzeFusion(*packed->fusion()), H100()).vector, 2);
+  // The grid's x extent is limited: XLA's broadcast_constant_block_dim_limit needs y = 2.
+  auto huge = Parse(
+      "f {\n  c = bf16[] constant(1)\n  ROOT b = bf16[24,2048,2048,3,4096] broadcast(c), "
+      "dimensions={}\n}\n");
+  analysis::FusionAnalysis huge_analysis = analysis::AnalyzeFusion(*huge->fusion());
+  LoopConfig huge_config = DefaultLoopConfig(huge_analysis, H100());
+  EXPECT_EQ(huge_config.blocks_y, 2);
+  auto huge_kernel = EmitLoopKernel(huge_analysis, huge_config, H100());
+  ASSERT_TRUE(huge_kernel.has_value());
+  EXPECT_EQ(huge_kernel->launch.blocks, (std::array<int64_t, 3>{1207959552, 2, 1}));
+}
+
+TEST(LoopEmitterTest, InvalidConfigsSayWhy) {
+  auto module = Parse(Elementwise("f32[1024]"));
+  analysis::FusionAnalysis analysis = analysis::AnalyzeFusion(*module->fusion());
+  auto reason = [&](LoopConfig config) {
+    Status status = ValidateLoopConfig(config, analysis, H100());
+    return status ? std::string() : status.error().message;
+  };
+  EXPECT_EQ(reason({128, 4, 1, 1}), "");
+  EXPECT_NE(reason({100, 1, 1, 1}).find("not a multiple of the warp size"), std::string::npos);
+  EXPECT_NE(reason({2048, 1, 1, 1}).find("outside [1, 1024]"), std::string::npos);
+  EXPECT_NE(reason({128, 3, 1, 1}).find("not 1, 2, 4 or 8"), std::string::npos);
+  EXPECT_NE(reason({128, 1, 0, 1}).find("chunks"), std::string::npos);
+  auto packed =
+      Parse("f {\n  p = s4[64]{0:E(4)} parameter(0)\n  ROOT n = s4[64]{0:E(4)} negate(p)\n}\n");
+  Status split =
+      ValidateLoopConfig({32, 1, 1, 1}, analysis::AnalyzeFusion(*packed->fusion()), H100());
+  ASSERT_FALSE(split.has_value());
+  EXPECT_NE(split.error().message.find("splits bytes"), std::string::npos);
+  auto json = LoopConfig::FromJson(nlohmann::json{{"threads", 64}});
+  ASSERT_FALSE(json.has_value());
+  EXPECT_NE(json.error().message.find("unknown loop config field 'threads'"), std::string::npos);
+}
+
+// Walks every (thread, block, symbol) point of the kernel's loop domain.
+void ForEachPoint(
+    const KernelIR& kernel, const LoopStmt& loop,
+    const std::function<void(std::span<const int64_t>, std::span<const int64_t>)>& visit) {
+  const LaunchGrid& grid = kernel.launch;
+  std::vector<int64_t> dims(kLaunchDims, 0);
+  for (int64_t by = 0; by < grid.blocks[1]; ++by) {
+    for (int64_t bx = 0; bx < grid.blocks[0]; ++bx) {
+      for (int64_t tx = 0; tx < grid.threads[0]; ++tx) {
+        dims = {tx, 0, 0, bx, by, 0};
+        std::vector<int64_t> symbols(loop.map.symbol_count(), 0);
+        std::function<void(int64_t)> nest = [&](int64_t s) {
+          if (s == loop.map.symbol_count()) {
+            if (loop.map.Contains(dims, symbols)) visit(dims, symbols);
+            return;
+          }
+          for (int64_t v = loop.map.symbol(s).range.lower; v <= loop.map.symbol(s).range.upper;
+               ++v) {
+            symbols[s] = v;
+            nest(s + 1);
+          }
+        };
+        nest(0);
+      }
+    }
+  }
+}
+
+TEST(LoopEmitterTest, EveryElementOnceAndThreadsWalkMemoryInOrder) {
+  DeviceInfo device = H100();
+  for (const char* shape :
+       {"f32[7,33]", "f32[7,33]{0,1}", "f32[4,5,6]{0,2,1}", "bf16[256]", "f32[3,8,16]{1,0,2}"}) {
+    auto module = Parse(Elementwise(shape));
+    analysis::FusionAnalysis analysis = analysis::AnalyzeFusion(*module->fusion());
+    const hlo::Shape& out = module->fusion()->root()->shape();
+    auto slots = analysis::LogicalToLinearIndexing(out);
+    ASSERT_TRUE(slots.has_value());
+    for (LoopConfig config : {LoopConfig{32, 1, 1, 1}, LoopConfig{64, 2, 3, 1},
+                              LoopConfig{32, 4, 1, 2}, LoopConfig{128, 8, 2, 1}}) {
+      auto kernel = EmitLoopKernel(analysis, config, device);
+      ASSERT_TRUE(kernel.has_value()) << kernel.error().message;
+      ASSERT_EQ(kernel->phases.size(), 1u);
+      const LoopStmt& loop = kernel->phases[0].loops[0];
+      std::map<int64_t, int64_t> hits;  // memory slot -> count
+      ForEachPoint(*kernel, loop,
+                   [&](std::span<const int64_t> dims, std::span<const int64_t> symbols) {
+                     std::vector<int64_t> index = loop.map.Evaluate(dims, symbols);
+                     int64_t slot = slots->Evaluate(index)[0];
+                     ++hits[slot];
+                     // Within a step, a thread's lanes are consecutive in memory: the linear
+                     // position the emitter assigns is the memory slot itself.
+                     int64_t thread = dims[kThreadIdX];
+                     int64_t block = dims[kBlockIdY] * kernel->launch.blocks[0] + dims[kBlockIdX];
+                     int64_t total = kernel->launch.threads[0] * kernel->launch.block_count();
+                     int64_t linear = (block * config.threads_per_block + thread) * config.vector +
+                                      symbols[0] * config.vector * total + symbols[1];
+                     EXPECT_EQ(slot, linear) << shape;
+                   });
+      EXPECT_EQ(static_cast<int64_t>(hits.size()), out.ElementCount()) << shape;
+      for (const auto& [slot, count] : hits) EXPECT_EQ(count, 1) << shape << " slot " << slot;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tilesmith::emitters
