@@ -1,5 +1,7 @@
 // `tilesmith analyze` and `tilesmith compile`: what kind of fusion this is, and the kernel a
 // config produces, at each stage of the pipeline.
+#include <unistd.h>
+
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -42,7 +44,8 @@ int RunAnalyze(const cli::Args& args) {
     for (const hlo::HloInstruction* instruction : subgraph.instructions) {
       instructions.push_back(instruction->name());
     }
-    functions.push_back({{"name", subgraph.name}, {"roots", roots}, {"instructions", instructions}});
+    functions.push_back(
+        {{"name", subgraph.name}, {"roots", roots}, {"instructions", instructions}});
   }
   nlohmann::json thread_maps = nlohmann::json::array();
   const std::vector<std::string> launch_names = {"th_x", "th_y", "th_z", "bl_x", "bl_y", "bl_z"};
@@ -114,13 +117,18 @@ int RunCompile(const cli::Args& args) {
     if (!file) return ReportError("cannot write '" + args.Get("out") + "'");
     if (!args.Has("json")) return kExitOk;
   }
+  bool binary = emit == "cubin";
   if (args.Has("json")) {
     nlohmann::json result = output->stats;
-    if (!args.Has("out") && emit != "stats") result["text"] = output->text;
+    // A cubin is bytes, not text: JSON gets its size (cubin_bytes) only.
+    if (!args.Has("out") && emit != "stats" && !binary) result["text"] = output->text;
     std::cout << result.dump(2) << "\n";
   } else if (!args.Has("out")) {
+    if (binary && isatty(STDOUT_FILENO)) {
+      return ReportError("a cubin is binary: write it with --out PATH or redirect stdout");
+    }
     std::cout << output->text;
-    if (!output->text.empty() && output->text.back() != '\n') std::cout << "\n";
+    if (!binary && !output->text.empty() && output->text.back() != '\n') std::cout << "\n";
   }
   return kExitOk;
 }
@@ -135,9 +143,10 @@ Subcommand AnalyzeSubcommand() {
       .Switch("json",
               "print {fusion, emitter, hero, heroes, functions, thread_to_output, "
               "output_to_input, default_config, reason}")
-      .Epilog("Emitters: loop, transpose, reduction, concatenate, input_slices, scatter,\n"
-              "dynamic_update_slice (XLA's order of preference).\n\n" + FusionInputHelp() +
-              "\nExample:\n  tilesmith analyze configs/examples/gelu.hlo --json");
+      .Epilog(
+          "Emitters: loop, transpose, reduction, concatenate, input_slices, scatter,\n"
+          "dynamic_update_slice (XLA's order of preference).\n\n" +
+          FusionInputHelp() + "\nExample:\n  tilesmith analyze configs/examples/gelu.hlo --json");
   return {std::move(command), &RunAnalyze};
 }
 
@@ -147,16 +156,18 @@ Subcommand CompileSubcommand() {
                        "--emit kernel-ir|llvm|ptx|cubin|stats [--out PATH] [--json]");
   AddFusionInputFlags(command)
       .Flag("target", "T", "host (default), or cuda:sm_XX")
-      .Flag("config", "JSON", "emitter config, e.g. '{\"threads_per_block\":256,\"vector\":2}'; "
-                              "default: XLA's choice")
+      .Flag("config", "JSON",
+            "emitter config, e.g. '{\"threads_per_block\":256,\"vector\":2}'; "
+            "default: XLA's choice")
       .Flag("emit", "STAGE", "kernel-ir (default), llvm, ptx, cubin or stats")
       .Flag("out", "PATH", "write the stage to PATH instead of stdout")
       .Switch("json", "print {registers, shared_bytes, spill_bytes, grid, block, compile_ms, …}")
-      .Epilog(FusionInputHelp() +
-              "\nExamples:\n"
-              "  tilesmith compile configs/examples/gelu.hlo --target host --emit kernel-ir\n"
-              "  tilesmith compile configs/examples/gelu.hlo --target cuda:sm_90 --emit ptx\n"
-              "  tilesmith compile configs/examples/gelu.hlo --target cuda:sm_90 --emit stats --json");
+      .Epilog(
+          FusionInputHelp() +
+          "\nExamples:\n"
+          "  tilesmith compile configs/examples/gelu.hlo --target host --emit kernel-ir\n"
+          "  tilesmith compile configs/examples/gelu.hlo --target cuda:sm_90 --emit ptx\n"
+          "  tilesmith compile configs/examples/gelu.hlo --target cuda:sm_90 --emit stats --json");
   return {std::move(command), &RunCompile};
 }
 

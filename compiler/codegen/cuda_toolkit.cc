@@ -13,9 +13,18 @@ namespace fs = std::filesystem;
 
 constexpr std::string_view kLibdevice = "nvvm/libdevice/libdevice.10.bc";
 
+// `$TILESMITH_CUDA_DIR`, or null when unset or empty.
+const char* ChosenDir() {
+  const char* chosen = std::getenv("TILESMITH_CUDA_DIR");
+  return chosen != nullptr && *chosen != '\0' ? chosen : nullptr;
+}
+
+// `$TILESMITH_CUDA_DIR` alone when set (an explicit choice, also how tests see a machine
+// without the toolkit), else the usual places.
 std::vector<fs::path> CandidateDirs() {
+  if (const char* chosen = ChosenDir()) return {fs::path(chosen)};
   std::vector<fs::path> dirs;
-  for (const char* variable : {"TILESMITH_CUDA_DIR", "CUDA_HOME", "CUDA_PATH"}) {
+  for (const char* variable : {"CUDA_HOME", "CUDA_PATH"}) {
     const char* value = std::getenv(variable);
     if (value != nullptr && *value != '\0') dirs.emplace_back(value);
   }
@@ -43,16 +52,16 @@ Expected<fs::path> LibdevicePath() {
   if (!dir) {
     return MakeError(ErrorCode::kFailedPrecondition,
                      "the CUDA toolkit was not found (no " + std::string(kLibdevice) +
-                         " under $TILESMITH_CUDA_DIR, $CUDA_HOME, $CUDA_PATH or /usr/local/cuda)");
+                         " under $TILESMITH_CUDA_DIR, or else $CUDA_HOME, $CUDA_PATH or "
+                         "/usr/local/cuda)");
   }
   return *dir / kLibdevice;
 }
 
 Expected<fs::path> PtxasPath() {
   std::vector<fs::path> candidates;
-  if (std::optional<fs::path> dir = CudaToolkitDir()) candidates.push_back(*dir / "bin/ptxas");
   for (const fs::path& dir : CandidateDirs()) candidates.push_back(dir / "bin/ptxas");
-  if (const char* path = std::getenv("PATH")) {
+  if (const char* path = std::getenv("PATH"); path != nullptr && ChosenDir() == nullptr) {
     std::string_view rest(path);
     while (!rest.empty()) {
       size_t colon = rest.find(':');

@@ -11,14 +11,16 @@
 
 namespace tilesmith::codegen {
 
-/// The toolkit root: `$TILESMITH_CUDA_DIR`, `$CUDA_HOME`, `$CUDA_PATH`, then `/usr/local/cuda`;
-/// the first that holds `nvvm/libdevice/libdevice.10.bc`. Empty when none does.
+/// The toolkit root: the first of `$CUDA_HOME`, `$CUDA_PATH` and `/usr/local/cuda` that holds
+/// `nvvm/libdevice/libdevice.10.bc`, or only `$TILESMITH_CUDA_DIR` when that is set. Empty
+/// when none does.
 std::optional<std::filesystem::path> CudaToolkitDir();
 
 /// `<toolkit>/nvvm/libdevice/libdevice.10.bc`, or FailedPrecondition naming where we looked.
 Expected<std::filesystem::path> LibdevicePath();
 
-/// `<toolkit>/bin/ptxas` (or `ptxas` on PATH), or FailedPrecondition.
+/// `bin/ptxas` under the toolkit candidates (or `ptxas` on PATH unless `$TILESMITH_CUDA_DIR`
+/// is set), or FailedPrecondition.
 Expected<std::filesystem::path> PtxasPath();
 
 /// True when this build links nvJitLink, so cubins are made in-process.

@@ -1,10 +1,11 @@
-// The elemental emitter's driver: memoisation, parameters, constants, iota, tuples and the
-// dispatch to op families (elementwise math in elemental_math*.cc, index-moving and
-// reducing ops in elemental_structural*.cc).
+// The elemental emitter's driver: memoisation, parameters, tuples, calls and the dispatch
+// to op families (elementwise math in elemental_math.cc and the files it names, bitcasts in
+// elemental_bitcast.cc, index-moving and reducing ops in elemental_structural.cc).
 #include "compiler/codegen/elemental.h"
 
 #include "compiler/analysis/indexing_map.h"
 #include "compiler/codegen/elemental_internal.h"
+#include "compiler/emitters/kernel_ir.h"
 
 namespace tilesmith::codegen {
 
@@ -22,8 +23,8 @@ llvm::Type* ComputeType(llvm::LLVMContext& context, PrimitiveType type) {
     case PrimitiveType::kF64:
       return llvm::Type::getDoubleTy(context);
     case PrimitiveType::kC64:
-      return llvm::StructType::get(context,
-                                   {llvm::Type::getFloatTy(context), llvm::Type::getFloatTy(context)});
+      return llvm::StructType::get(
+          context, {llvm::Type::getFloatTy(context), llvm::Type::getFloatTy(context)});
     case PrimitiveType::kC128:
       return llvm::StructType::get(
           context, {llvm::Type::getDoubleTy(context), llvm::Type::getDoubleTy(context)});
@@ -35,13 +36,19 @@ llvm::Type* ComputeType(llvm::LLVMContext& context, PrimitiveType type) {
 }
 
 size_t ElementalEmitter::KeyHash::operator()(const Key& key) const {
-  size_t hash = std::hash<const void*>()(key.instruction) ^ (std::hash<int64_t>()(key.tuple_index) << 1);
+  size_t hash =
+      std::hash<const void*>()(key.instruction) ^ (std::hash<int64_t>()(key.tuple_index) << 1);
   for (const AffineExpr& expr : key.index) hash = hash * 31 + expr.hash();
   return hash;
 }
 
+llvm::Value* TargetHooks::CallComplexFunction(llvm::IRBuilderBase&, std::string_view, PrimitiveType,
+                                              std::span<llvm::Value* const>) {
+  return nullptr;
+}
+
 ElementalEmitter::ElementalEmitter(llvm::IRBuilder<>& builder, TargetHooks& hooks, IndexEnv& env,
-                                   std::vector<BufferRef> parameters)
+                                   std::vector<std::vector<BufferRef>> parameters)
     : builder_(builder), hooks_(hooks), env_(env), parameters_(std::move(parameters)) {}
 
 llvm::Module& ElementalEmitter::module() { return *builder_.GetInsertBlock()->getModule(); }
@@ -70,10 +77,10 @@ AffineExpr ElementalEmitter::Simplify(const AffineExpr& expr) const {
 Expected<ScalarValue> ElementalEmitter::EmitElement(const HloInstruction& instruction,
                                                     std::span<const AffineExpr> index,
                                                     int64_t tuple_index) {
-  // Parameters bound by a scalar computation call shadow memory.
-  if (instruction.opcode() == HloOpcode::kParameter && !bound_parameters_.empty()) {
-    auto it = bound_parameters_.back().find(&instruction);
-    if (it != bound_parameters_.back().end()) return it->second;
+  // Inside a called computation a parameter stands for what the caller bound to it: a
+  // scalar, or an operand of the caller, memoised under that operand.
+  if (instruction.opcode() == HloOpcode::kParameter && !bindings_.empty()) {
+    return EmitParameter(instruction, index, tuple_index);
   }
   Key key{&instruction, tuple_index, {}};
   key.index.reserve(index.size());
@@ -87,42 +94,110 @@ Expected<ScalarValue> ElementalEmitter::EmitElement(const HloInstruction& instru
   return value;
 }
 
+Expected<ScalarValue> ElementalEmitter::EmitParameter(const HloInstruction& parameter,
+                                                      std::span<const AffineExpr> index,
+                                                      int64_t tuple_index) {
+  if (!bindings_.empty()) {
+    Binding& binding = bindings_.back();
+    if (auto it = binding.scalars.find(&parameter); it != binding.scalars.end()) {
+      return it->second;
+    }
+    if (auto it = binding.arrays.find(&parameter); it != binding.arrays.end()) {
+      // The operand belongs to the caller: read it under the caller's bindings.
+      Binding callee = std::move(binding);
+      bindings_.pop_back();
+      auto value = EmitElement(*it->second, index, tuple_index);
+      bindings_.push_back(std::move(callee));
+      return value;
+    }
+  }
+  int64_t number = parameter.parameter_number();
+  size_t leaf = static_cast<size_t>(std::max<int64_t>(tuple_index, 0));
+  if (number >= static_cast<int64_t>(parameters_.size()) || parameters_[number].size() <= leaf ||
+      parameters_[number][leaf].base == nullptr) {
+    return MakeError(ErrorCode::kInternal, "parameter " + std::to_string(number) + " leaf " +
+                                               std::to_string(leaf) + " has no buffer");
+  }
+  return Load(parameters_[number][leaf], index);
+}
+
 Expected<std::vector<ScalarValue>> ElementalEmitter::CallScalarComputation(
     const hlo::HloComputation& computation, std::span<const ScalarValue> args) {
   if (static_cast<int64_t>(args.size()) != computation.parameter_count()) {
-    return MakeError(ErrorCode::kInternal, "wrong argument count calling '" + computation.name() + "'");
+    return MakeError(ErrorCode::kInternal,
+                     "wrong argument count calling '" + computation.name() + "'");
   }
-  std::unordered_map<const HloInstruction*, ScalarValue> bound;
+  Binding binding;
   for (int64_t i = 0; i < computation.parameter_count(); ++i) {
-    bound[computation.parameter(i)] = args[i];
+    binding.scalars[computation.parameter(i)] = args[i];
   }
-  bound_parameters_.push_back(std::move(bound));
+  bindings_.push_back(std::move(binding));
   // Values computed for these arguments must not leak to the next call.
   memo_.emplace_back();
-  std::vector<ScalarValue> results;
   const HloInstruction* root = computation.root();
+  int64_t results = root->shape().IsTuple()
+                        ? static_cast<int64_t>(emitters::ArrayLeaves(root->shape()).size())
+                        : 1;
+  std::vector<ScalarValue> values;
   Status status = OkStatus();
-  if (root->opcode() == HloOpcode::kTuple) {
-    for (const HloInstruction* operand : root->operands()) {
-      auto value = EmitElement(*operand, {});
-      if (!value) {
-        status = std::unexpected(value.error());
-        break;
-      }
-      results.push_back(*value);
-    }
-  } else {
-    auto value = EmitElement(*root, {});
+  for (int64_t i = 0; i < results && status; ++i) {
+    auto value = EmitElement(*root, {}, root->shape().IsTuple() ? i : -1);
     if (value) {
-      results.push_back(*value);
+      values.push_back(*value);
     } else {
       status = std::unexpected(value.error());
     }
   }
   memo_.pop_back();
-  bound_parameters_.pop_back();
+  bindings_.pop_back();
   if (!status) return std::unexpected(status.error());
-  return results;
+  return values;
+}
+
+// A call (or a fusion inside the fused computation) is its callee emitted at the same
+// index, with the callee's parameters standing for the call's operands.
+Expected<ScalarValue> ElementalEmitter::EmitCall(const HloInstruction& call,
+                                                 std::span<const AffineExpr> index,
+                                                 int64_t tuple_index) {
+  const hlo::HloComputation& callee = *call.called_computation(0);
+  if (callee.parameter_count() != call.operand_count()) {
+    return InvalidArgument("'" + call.name() + "' passes " + std::to_string(call.operand_count()) +
+                           " operands to '" + callee.name() + "'");
+  }
+  Binding binding;
+  for (int64_t i = 0; i < callee.parameter_count(); ++i) {
+    binding.arrays[callee.parameter(i)] = call.operand(i);
+  }
+  bindings_.push_back(std::move(binding));
+  // The same callee may be called with other operands elsewhere.
+  memo_.emplace_back();
+  auto value = EmitElement(*callee.root(), index, tuple_index);
+  memo_.pop_back();
+  bindings_.pop_back();
+  return value;
+}
+
+// Tuples and get-tuple-element only route leaves: leaf k of a tuple is a leaf of the
+// operand that holds it, and a get-tuple-element's leaves are a range of its operand's.
+Expected<ScalarValue> ElementalEmitter::EmitTupleElement(const HloInstruction& instruction,
+                                                         std::span<const AffineExpr> index,
+                                                         int64_t tuple_index) {
+  const HloInstruction& operand = *instruction.operand(0);
+  if (instruction.opcode() == HloOpcode::kGetTupleElement) {
+    int64_t leaf = emitters::LeafOffset(operand.shape(), instruction.tuple_index()) +
+                   std::max<int64_t>(tuple_index, 0);
+    return EmitElement(operand, index, leaf);
+  }
+  if (tuple_index < 0) return Unimplemented("a tuple has no single element");
+  for (int64_t i = 0; i < instruction.operand_count(); ++i) {
+    const hlo::Shape& element = instruction.operand(i)->shape();
+    int64_t size = static_cast<int64_t>(emitters::ArrayLeaves(element).size());
+    if (tuple_index < size) {
+      return EmitElement(*instruction.operand(i), index, element.IsTuple() ? tuple_index : -1);
+    }
+    tuple_index -= size;
+  }
+  return MakeError(ErrorCode::kInternal, "leaf out of range in '" + instruction.name() + "'");
 }
 
 Expected<ScalarValue> ElementalEmitter::EmitUncached(const HloInstruction& instruction,
@@ -130,32 +205,26 @@ Expected<ScalarValue> ElementalEmitter::EmitUncached(const HloInstruction& instr
                                                      int64_t tuple_index) {
   HloOpcode opcode = instruction.opcode();
   switch (opcode) {
-    case HloOpcode::kParameter: {
-      int64_t number = instruction.parameter_number();
-      if (number >= static_cast<int64_t>(parameters_.size()) || parameters_[number].base == nullptr) {
-        return MakeError(ErrorCode::kInternal,
-                         "parameter " + std::to_string(number) + " has no buffer");
-      }
-      return Load(parameters_[number], index);
-    }
+    case HloOpcode::kParameter:
+      return EmitParameter(instruction, index, tuple_index);
     case HloOpcode::kConstant:
       return EmitConstantElement(*this, instruction, index);
     case HloOpcode::kIota:
       return EmitIotaElement(*this, instruction, index);
-    case HloOpcode::kGetTupleElement: {
-      const HloInstruction& operand = *instruction.operand(0);
-      if (operand.opcode() == HloOpcode::kTuple) {
-        return EmitElement(*operand.operand(instruction.tuple_index()), index);
-      }
-      return EmitElement(operand, index, instruction.tuple_index());
-    }
+    case HloOpcode::kGetTupleElement:
     case HloOpcode::kTuple:
-      if (tuple_index < 0) return Unimplemented("a tuple has no single element");
-      return EmitElement(*instruction.operand(tuple_index), index);
+      return EmitTupleElement(instruction, index, tuple_index);
+    case HloOpcode::kCopy:
+      return EmitElement(*instruction.operand(0), index, tuple_index);
+    case HloOpcode::kCall:
+    case HloOpcode::kFusion:
+      return EmitCall(instruction, index, tuple_index);
+    case HloOpcode::kBitcastConvert:
+      return EmitBitcastConvertElement(*this, instruction, index);
     default:
       break;
   }
-  if (hlo::IsElementwise(opcode) || opcode == HloOpcode::kCopy) {
+  if (hlo::IsElementwise(opcode)) {
     std::vector<ScalarValue> operands;
     for (const HloInstruction* operand : instruction.operands()) {
       // Scalar operands of select and clamp broadcast implicitly.
@@ -164,7 +233,6 @@ Expected<ScalarValue> ElementalEmitter::EmitUncached(const HloInstruction& instr
       TS_ASSIGN_OR_RETURN(ScalarValue value, EmitElement(*operand, operand_index));
       operands.push_back(value);
     }
-    if (opcode == HloOpcode::kCopy) return operands[0];
     return EmitElementwise(instruction, operands);
   }
   return EmitStructuralElement(*this, instruction, index, tuple_index);

@@ -34,6 +34,17 @@ class TargetHooks {
   /// "erf", …) on `type` (float or double): libm on the host, libdevice on NVPTX.
   virtual llvm::FunctionCallee MathFunction(llvm::Module& module, std::string_view name,
                                             llvm::Type* type) = 0;
+
+  /// Calls the C library's complex function `name` on `arguments` of complex `type` (c64
+  /// or c128, each an {re, im} struct) and returns its {re, im} result. Names are C99's
+  /// without the `c` prefix and type suffix ("exp", "log", "pow", "asinh", …), plus "mul"
+  /// and "div", the runtime's Annex G multiply and divide (`__mulsc3`, `__divdc3`). Returns
+  /// null where the target has no such library; elemental code then uses its own formulas.
+  /// The host calls the same functions as the evaluator (through std::complex), so its
+  /// results are the evaluator's bit for bit.
+  virtual llvm::Value* CallComplexFunction(llvm::IRBuilderBase& builder, std::string_view name,
+                                           hlo::PrimitiveType type,
+                                           std::span<llvm::Value* const> arguments);
 };
 
 /// A buffer the kernel reads or writes: its base pointer and its shape (with layout).
@@ -48,12 +59,14 @@ llvm::Type* ComputeType(llvm::LLVMContext& context, hlo::PrimitiveType type);
 /// Emits element computations into the builder's current insertion point.
 class ElementalEmitter {
  public:
-  /// `parameters[i]` is the buffer of fusion parameter i.
+  /// `parameters[i][leaf]` is the buffer of fusion parameter i: one for an array, one per
+  /// array leaf (emitters::ArrayLeaves) for a tuple.
   ElementalEmitter(llvm::IRBuilder<>& builder, TargetHooks& hooks, IndexEnv& env,
-                   std::vector<BufferRef> parameters);
+                   std::vector<std::vector<BufferRef>> parameters);
 
   /// The element of `instruction` at `index` (affine in the environment's variables). For a
-  /// tuple-shaped instruction (variadic reduce), `tuple_index` picks the result.
+  /// tuple-shaped instruction (variadic reduce, call, nested tuples), `tuple_index` is the
+  /// flat number of the array leaf (emitters::ArrayLeaves order).
   Expected<ScalarValue> EmitElement(const hlo::HloInstruction& instruction,
                                     std::span<const analysis::AffineExpr> index,
                                     int64_t tuple_index = -1);
@@ -99,13 +112,28 @@ class ElementalEmitter {
                                      std::span<const analysis::AffineExpr> index,
                                      int64_t tuple_index);
 
+  // What the parameters of a computation being called elementally stand for: scalars (a
+  // reducer's arguments) or the caller's operands, read at the same index (call, fusion).
+  struct Binding {
+    std::unordered_map<const hlo::HloInstruction*, ScalarValue> scalars;
+    std::unordered_map<const hlo::HloInstruction*, const hlo::HloInstruction*> arrays;
+  };
+
+  Expected<ScalarValue> EmitParameter(const hlo::HloInstruction& parameter,
+                                      std::span<const analysis::AffineExpr> index,
+                                      int64_t tuple_index);
+  Expected<ScalarValue> EmitTupleElement(const hlo::HloInstruction& instruction,
+                                         std::span<const analysis::AffineExpr> index,
+                                         int64_t tuple_index);
+  Expected<ScalarValue> EmitCall(const hlo::HloInstruction& call,
+                                 std::span<const analysis::AffineExpr> index, int64_t tuple_index);
+
   llvm::IRBuilder<>& builder_;
   TargetHooks& hooks_;
   IndexEnv& env_;
-  std::vector<BufferRef> parameters_;
+  std::vector<std::vector<BufferRef>> parameters_;
   std::vector<std::unordered_map<Key, ScalarValue, KeyHash>> memo_{1};
-  // Scalar arguments of a computation being called elementally, by parameter.
-  std::vector<std::unordered_map<const hlo::HloInstruction*, ScalarValue>> bound_parameters_;
+  std::vector<Binding> bindings_;
 };
 
 }  // namespace tilesmith::codegen

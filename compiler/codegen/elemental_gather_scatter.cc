@@ -28,14 +28,7 @@ Expected<llvm::Value*> StartComponent(ElementalEmitter& emitter, const HloInstru
     position.push_back(d == index_vector_dim ? AffineExpr::Constant(k) : batch[next++]);
   }
   TS_ASSIGN_OR_RETURN(ScalarValue value, emitter.EmitElement(indices, position));
-  llvm::IRBuilder<>& b = emitter.builder();
-  return hlo::IsSignedIntegral(value.type) ? b.CreateSExtOrTrunc(value.value, b.getInt64Ty())
-                                           : b.CreateZExtOrTrunc(value.value, b.getInt64Ty());
-}
-
-llvm::Value* Clamp(llvm::IRBuilderBase& b, llvm::Value* value, int64_t lower, int64_t upper) {
-  value = b.CreateSelect(b.CreateICmpSLT(value, b.getInt64(lower)), b.getInt64(lower), value);
-  return b.CreateSelect(b.CreateICmpSGT(value, b.getInt64(upper)), b.getInt64(upper), value);
+  return IndexAsInt64(emitter.builder(), value);
 }
 
 }  // namespace
@@ -55,11 +48,10 @@ Expected<ScalarValue> EmitGatherElement(ElementalEmitter& emitter, const HloInst
   std::vector<AffineExpr> operand_index(operand_shape.rank(), AffineExpr::Constant(0));
   for (size_t k = 0; k < g.start_index_map.size(); ++k) {
     int64_t dim = g.start_index_map[k];
-    TS_ASSIGN_OR_RETURN(llvm::Value* start,
-                        StartComponent(emitter, indices, g.index_vector_dim, batch,
-                                       static_cast<int64_t>(k)));
+    TS_ASSIGN_OR_RETURN(llvm::Value * start, StartComponent(emitter, indices, g.index_vector_dim,
+                                                            batch, static_cast<int64_t>(k)));
     int64_t upper = operand_shape.dim(dim) - g.slice_sizes[dim];
-    operand_index[dim] = emitter.env().AddVariable(Clamp(emitter.builder(), start, 0, upper),
+    operand_index[dim] = emitter.env().AddVariable(ClampIndex(emitter.builder(), start, 0, upper),
                                                    Interval{0, upper});
   }
   // Batching dims of the operand follow the matching batch dims of the indices.
@@ -116,12 +108,14 @@ Expected<ScalarValue> EmitScatterElement(ElementalEmitter& emitter, const HloIns
     std::vector<llvm::Type*> t;
     for (const ScalarValue& x : v) t.push_back(x.value->getType());
     llvm::Value* packed = llvm::UndefValue::get(llvm::StructType::get(b.getContext(), t));
-    for (size_t i = 0; i < v.size(); ++i) packed = b.CreateInsertValue(packed, v[i].value, {unsigned(i)});
+    for (size_t i = 0; i < v.size(); ++i)
+      packed = b.CreateInsertValue(packed, v[i].value, {unsigned(i)});
     return packed;
   };
   auto unpack = [&](llvm::Value* packed) {
     std::vector<ScalarValue> v;
-    for (size_t i = 0; i < types.size(); ++i) v.push_back({b.CreateExtractValue(packed, {unsigned(i)}), types[i]});
+    for (size_t i = 0; i < types.size(); ++i)
+      v.push_back({b.CreateExtractValue(packed, {unsigned(i)}), types[i]});
     return v;
   };
 
@@ -134,7 +128,8 @@ Expected<ScalarValue> EmitScatterElement(ElementalEmitter& emitter, const HloIns
           std::vector<llvm::Value*> result,
           EmitCountedLoop(
               b, b.getInt64(0), b.getInt64(size), {pack(current)},
-              [&](llvm::Value* i, std::vector<llvm::Value*> carried) -> Expected<std::vector<llvm::Value*>> {
+              [&](llvm::Value* i,
+                  std::vector<llvm::Value*> carried) -> Expected<std::vector<llvm::Value*>> {
                 emitter.PushScope();
                 update_position.push_back(emitter.env().AddVariable(i, Interval::ForSize(size)));
                 auto next = nest(depth + 1, unpack(carried[0]));
@@ -170,7 +165,8 @@ Expected<ScalarValue> EmitScatterElement(ElementalEmitter& emitter, const HloIns
       }
       // The whole window must fit in the operand, and it must cover this element.
       applies = b.CreateAnd(applies, b.CreateICmpSGE(start[d], b.getInt64(0)));
-      applies = b.CreateAnd(applies, b.CreateICmpSLE(start[d], b.getInt64(operand_shape.dim(d) - extent)));
+      applies = b.CreateAnd(applies,
+                            b.CreateICmpSLE(start[d], b.getInt64(operand_shape.dim(d) - extent)));
       llvm::Value* offset = b.CreateSub(emitter.env().Emit(index[d]), start[d]);
       applies = b.CreateAnd(applies, b.CreateICmpSGE(offset, b.getInt64(0)));
       applies = b.CreateAnd(applies, b.CreateICmpSLT(offset, b.getInt64(extent)));
@@ -179,10 +175,12 @@ Expected<ScalarValue> EmitScatterElement(ElementalEmitter& emitter, const HloIns
       }
     }
     std::vector<AffineExpr> update_index(update_shape.rank(), AffineExpr::Constant(0));
-    for (size_t k = 0; k < scatter_dims.size(); ++k) update_index[scatter_dims[k]] = update_position[k];
-    for (size_t k = 0; k < s.update_window_dims.size(); ++k) update_index[s.update_window_dims[k]] = window[k];
+    for (size_t k = 0; k < scatter_dims.size(); ++k)
+      update_index[scatter_dims[k]] = update_position[k];
+    for (size_t k = 0; k < s.update_window_dims.size(); ++k)
+      update_index[s.update_window_dims[k]] = window[k];
     TS_ASSIGN_OR_RETURN(
-        llvm::Value* packed,
+        llvm::Value * packed,
         EmitIfElse(
             b, applies,
             [&]() -> Expected<llvm::Value*> {

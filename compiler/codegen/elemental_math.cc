@@ -1,30 +1,75 @@
-// Elementwise ops on scalars in LLVM IR, with hlo::Evaluate's semantics.
+// Elementwise ops on scalars in LLVM IR, with hlo::Evaluate's semantics: the dispatcher,
+// and arithmetic on real floats, integers and pred. Complex values, compare, convert and
+// bitcast-convert have files of their own (elemental_internal.h lists them).
 #include <llvm/IR/Intrinsics.h>
 
 #include "compiler/codegen/elemental_internal.h"
 
 namespace tilesmith::codegen {
+
+std::unexpected<Error> UnsupportedOp(hlo::HloOpcode opcode, hlo::PrimitiveType type) {
+  return Unimplemented("elemental code for '" + std::string(hlo::HloOpcodeName(opcode)) + "' on " +
+                       std::string(hlo::PrimitiveTypeName(type)) + " is not implemented yet");
+}
+
+llvm::Value* CallMath(ElementalEmitter& emitter, std::string_view name, llvm::Value* x,
+                      llvm::Value* y) {
+  llvm::FunctionCallee callee = emitter.hooks().MathFunction(emitter.module(), name, x->getType());
+  if (y == nullptr) return emitter.builder().CreateCall(callee, {x});
+  return emitter.builder().CreateCall(callee, {x, y});
+}
+
+const char* MathFunctionName(hlo::HloOpcode opcode) {
+  using hlo::HloOpcode;
+  switch (opcode) {
+    case HloOpcode::kExp:
+      return "exp";
+    case HloOpcode::kExpm1:
+      return "expm1";
+    case HloOpcode::kLog:
+      return "log";
+    case HloOpcode::kLog1p:
+      return "log1p";
+    case HloOpcode::kTanh:
+      return "tanh";
+    case HloOpcode::kSin:
+      return "sin";
+    case HloOpcode::kCos:
+      return "cos";
+    case HloOpcode::kTan:
+      return "tan";
+    case HloOpcode::kErf:
+      return "erf";
+    case HloOpcode::kCbrt:
+      return "cbrt";
+    case HloOpcode::kAcos:
+      return "acos";
+    case HloOpcode::kAcosh:
+      return "acosh";
+    case HloOpcode::kAsin:
+      return "asin";
+    case HloOpcode::kAsinh:
+      return "asinh";
+    case HloOpcode::kAtanh:
+      return "atanh";
+    case HloOpcode::kCosh:
+      return "cosh";
+    case HloOpcode::kSinh:
+      return "sinh";
+    default:
+      return nullptr;
+  }
+}
+
 namespace {
 
 using hlo::HloInstruction;
 using hlo::HloOpcode;
 using hlo::PrimitiveType;
 
-std::unexpected<Error> UnsupportedOp(HloOpcode opcode, PrimitiveType type) {
-  return Unimplemented("elemental code for '" + std::string(hlo::HloOpcodeName(opcode)) + "' on " +
-                       std::string(hlo::PrimitiveTypeName(type)) + " is not implemented yet");
-}
-
 // Narrow floats are rounded to their type after every op.
 llvm::Value* Finish(llvm::IRBuilderBase& b, llvm::Value* value, PrimitiveType type) {
   return hlo::IsNarrowFloat(type) ? RoundToNarrowFloat(b, value, type) : value;
-}
-
-llvm::Value* CallMath(ElementalEmitter& emitter, std::string_view name, llvm::Value* x,
-                      llvm::Value* y = nullptr) {
-  llvm::FunctionCallee callee = emitter.hooks().MathFunction(emitter.module(), name, x->getType());
-  if (y == nullptr) return emitter.builder().CreateCall(callee, {x});
-  return emitter.builder().CreateCall(callee, {x, y});
 }
 
 llvm::Value* Intrinsic(llvm::IRBuilderBase& b, llvm::Intrinsic::ID id, llvm::Value* x) {
@@ -39,6 +84,14 @@ Expected<llvm::Value*> FloatUnary(ElementalEmitter& emitter, HloOpcode opcode, l
       return Intrinsic(b, llvm::Intrinsic::fabs, x);
     case HloOpcode::kNegate:
       return b.CreateFNeg(x);
+    case HloOpcode::kSign: {
+      // ±0 and NaN are their own sign.
+      llvm::Value* keep =
+          b.CreateOr(b.CreateFCmpUNO(x, x), b.CreateFCmpOEQ(x, llvm::ConstantFP::get(type, 0.0)));
+      llvm::Value* one =
+          b.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, llvm::ConstantFP::get(type, 1.0), x);
+      return b.CreateSelect(keep, x, one);
+    }
     case HloOpcode::kSqrt:
       return Intrinsic(b, llvm::Intrinsic::sqrt, x);
     case HloOpcode::kRsqrt:
@@ -51,45 +104,12 @@ Expected<llvm::Value*> FloatUnary(ElementalEmitter& emitter, HloOpcode opcode, l
       return Intrinsic(b, llvm::Intrinsic::round, x);
     case HloOpcode::kRoundNearestEven:
       return Intrinsic(b, llvm::Intrinsic::rint, x);
-    case HloOpcode::kExp:
-      return CallMath(emitter, "exp", x);
-    case HloOpcode::kExpm1:
-      return CallMath(emitter, "expm1", x);
-    case HloOpcode::kLog:
-      return CallMath(emitter, "log", x);
-    case HloOpcode::kLog1p:
-      return CallMath(emitter, "log1p", x);
-    case HloOpcode::kTanh:
-      return CallMath(emitter, "tanh", x);
-    case HloOpcode::kSin:
-      return CallMath(emitter, "sin", x);
-    case HloOpcode::kCos:
-      return CallMath(emitter, "cos", x);
-    case HloOpcode::kTan:
-      return CallMath(emitter, "tan", x);
-    case HloOpcode::kErf:
-      return CallMath(emitter, "erf", x);
-    case HloOpcode::kCbrt:
-      return CallMath(emitter, "cbrt", x);
-    case HloOpcode::kAcos:
-      return CallMath(emitter, "acos", x);
-    case HloOpcode::kAcosh:
-      return CallMath(emitter, "acosh", x);
-    case HloOpcode::kAsin:
-      return CallMath(emitter, "asin", x);
-    case HloOpcode::kAsinh:
-      return CallMath(emitter, "asinh", x);
-    case HloOpcode::kAtanh:
-      return CallMath(emitter, "atanh", x);
-    case HloOpcode::kCosh:
-      return CallMath(emitter, "cosh", x);
-    case HloOpcode::kSinh:
-      return CallMath(emitter, "sinh", x);
     case HloOpcode::kLogistic: {
       llvm::Value* one = llvm::ConstantFP::get(type, 1.0);
       return b.CreateFDiv(one, b.CreateFAdd(one, CallMath(emitter, "exp", b.CreateFNeg(x))));
     }
     default:
+      if (const char* name = MathFunctionName(opcode)) return CallMath(emitter, name, x);
       return nullptr;
   }
 }
@@ -101,7 +121,8 @@ llvm::Value* FloatMaxMin(llvm::IRBuilderBase& b, bool is_max, llvm::Value* x, ll
   llvm::Value* y_wins = is_max ? b.CreateFCmpOGT(y, x) : b.CreateFCmpOLT(y, x);
   // Equal values: only the signs of zeros differ; max prefers +0, min -0.
   llvm::Type* int_type = b.getIntNTy(x->getType()->getPrimitiveSizeInBits());
-  llvm::Value* x_negative = b.CreateICmpSLT(b.CreateBitCast(x, int_type), llvm::ConstantInt::get(int_type, 0));
+  llvm::Value* x_negative =
+      b.CreateICmpSLT(b.CreateBitCast(x, int_type), llvm::ConstantInt::get(int_type, 0));
   llvm::Value* tie = is_max ? b.CreateSelect(x_negative, y, x) : b.CreateSelect(x_negative, x, y);
   llvm::Value* result = b.CreateSelect(x_wins, x, b.CreateSelect(y_wins, y, tie));
   result = b.CreateSelect(b.CreateFCmpUNO(y, y), y, result);
@@ -135,50 +156,27 @@ Expected<llvm::Value*> FloatBinary(ElementalEmitter& emitter, HloOpcode opcode, 
   }
 }
 
-llvm::Value* FloatCompare(llvm::IRBuilderBase& b, hlo::ComparisonDirection direction,
-                          llvm::Value* x, llvm::Value* y) {
-  switch (direction) {
-    case hlo::ComparisonDirection::kEq:
-      return b.CreateFCmpOEQ(x, y);
-    case hlo::ComparisonDirection::kNe:
-      return b.CreateFCmpUNE(x, y);
-    case hlo::ComparisonDirection::kLt:
-      return b.CreateFCmpOLT(x, y);
-    case hlo::ComparisonDirection::kLe:
-      return b.CreateFCmpOLE(x, y);
-    case hlo::ComparisonDirection::kGt:
-      return b.CreateFCmpOGT(x, y);
-    case hlo::ComparisonDirection::kGe:
-      return b.CreateFCmpOGE(x, y);
+// x^y by square-and-multiply over y's bits, wrapping; a negative exponent gives 1 for
+// base 1 and 0 otherwise (XLA's rule, base -1 included).
+llvm::Value* IntPower(llvm::IRBuilderBase& b, bool is_signed, llvm::Value* base,
+                      llvm::Value* exponent) {
+  llvm::Type* type = base->getType();
+  unsigned width = type->getIntegerBitWidth();
+  llvm::Value* one = llvm::ConstantInt::get(type, 1);
+  llvm::Value* result = one;
+  llvm::Value* factor = base;
+  // Unrolled: one step per exponent bit, so no loop or branch is needed.
+  for (unsigned bit = 0; bit < width; ++bit) {
+    llvm::Value* set = b.CreateTrunc(b.CreateLShr(exponent, bit), b.getInt1Ty());
+    result = b.CreateSelect(set, b.CreateMul(result, factor), result);
+    factor = b.CreateMul(factor, factor);
   }
-  return nullptr;
-}
-
-llvm::Value* IntCompare(llvm::IRBuilderBase& b, hlo::ComparisonDirection direction, bool is_signed,
-                        llvm::Value* x, llvm::Value* y) {
-  using P = llvm::CmpInst::Predicate;
-  P predicate = P::ICMP_EQ;
-  switch (direction) {
-    case hlo::ComparisonDirection::kEq:
-      predicate = P::ICMP_EQ;
-      break;
-    case hlo::ComparisonDirection::kNe:
-      predicate = P::ICMP_NE;
-      break;
-    case hlo::ComparisonDirection::kLt:
-      predicate = is_signed ? P::ICMP_SLT : P::ICMP_ULT;
-      break;
-    case hlo::ComparisonDirection::kLe:
-      predicate = is_signed ? P::ICMP_SLE : P::ICMP_ULE;
-      break;
-    case hlo::ComparisonDirection::kGt:
-      predicate = is_signed ? P::ICMP_SGT : P::ICMP_UGT;
-      break;
-    case hlo::ComparisonDirection::kGe:
-      predicate = is_signed ? P::ICMP_SGE : P::ICMP_UGE;
-      break;
-  }
-  return b.CreateICmp(predicate, x, y);
+  if (!is_signed) return result;
+  llvm::Value* negative = b.CreateICmpSLT(exponent, llvm::ConstantInt::get(type, 0));
+  // No s1 value is +1 (its bit pattern 1 is -1).
+  llvm::Value* base_is_one =
+      width == 1 ? llvm::ConstantInt::get(type, 0) : b.CreateZExt(b.CreateICmpEQ(base, one), type);
+  return b.CreateSelect(negative, base_is_one, result);
 }
 
 // Integer binary ops with XLA's rules for division by zero and overflowing shifts.
@@ -209,25 +207,31 @@ Expected<llvm::Value*> IntBinary(llvm::IRBuilderBase& b, HloOpcode opcode, bool 
     case HloOpcode::kRemainder: {
       bool divide = opcode == HloOpcode::kDivide;
       llvm::Value* by_zero = b.CreateICmpEQ(y, zero);
-      llvm::Value* overflow = is_signed
-                                  ? b.CreateAnd(b.CreateICmpEQ(x, llvm::ConstantInt::get(
-                                                                      type, llvm::APInt::getSignedMinValue(width))),
-                                                b.CreateICmpEQ(y, all_ones))
-                                  : b.getFalse();
+      llvm::Value* overflow =
+          is_signed
+              ? b.CreateAnd(b.CreateICmpEQ(x, llvm::ConstantInt::get(
+                                                  type, llvm::APInt::getSignedMinValue(width))),
+                            b.CreateICmpEQ(y, all_ones))
+              : b.getFalse();
       // Divide by a safe divisor, then patch the special cases: x/0 = -1, x%0 = x,
       // MIN/-1 = MIN, MIN%-1 = 0.
-      llvm::Value* safe = b.CreateSelect(b.CreateOr(by_zero, overflow), llvm::ConstantInt::get(type, 1), y);
+      llvm::Value* safe =
+          b.CreateSelect(b.CreateOr(by_zero, overflow), llvm::ConstantInt::get(type, 1), y);
       llvm::Value* result = divide ? (is_signed ? b.CreateSDiv(x, safe) : b.CreateUDiv(x, safe))
                                    : (is_signed ? b.CreateSRem(x, safe) : b.CreateURem(x, safe));
       result = b.CreateSelect(overflow, divide ? x : zero, result);
       return b.CreateSelect(by_zero, divide ? all_ones : x, result);
     }
+    case HloOpcode::kPower:
+      return IntPower(b, is_signed, x, y);
     case HloOpcode::kShiftLeft:
     case HloOpcode::kShiftRightLogical:
     case HloOpcode::kShiftRightArithmetic: {
       llvm::Value* too_far = b.CreateICmpUGE(y, llvm::ConstantInt::get(type, width));
       llvm::Value* amount = b.CreateSelect(too_far, zero, y);
-      if (opcode == HloOpcode::kShiftLeft) return b.CreateSelect(too_far, zero, b.CreateShl(x, amount));
+      if (opcode == HloOpcode::kShiftLeft) {
+        return b.CreateSelect(too_far, zero, b.CreateShl(x, amount));
+      }
       if (opcode == HloOpcode::kShiftRightLogical) {
         return b.CreateSelect(too_far, zero, b.CreateLShr(x, amount));
       }
@@ -237,6 +241,46 @@ Expected<llvm::Value*> IntBinary(llvm::IRBuilderBase& b, HloOpcode opcode, bool 
     default:
       return nullptr;
   }
+}
+
+// XLA's reduce-precision on the bits of x's type: round the mantissa to `mantissa_bits`
+// (nearest even; a carry bumps the exponent), then send exponents outside the reduced
+// range to signed infinity or zero. NaN stays NaN unless no mantissa bit is left, when it
+// becomes +inf.
+Expected<llvm::Value*> ReducePrecision(llvm::IRBuilderBase& b, llvm::Value* x,
+                                       int64_t exponent_bits, int64_t mantissa_bits) {
+  if (exponent_bits < 1 || mantissa_bits < 0) {
+    return InvalidArgument("reduce-precision needs exponent_bits >= 1 and mantissa_bits >= 0");
+  }
+  llvm::Type* type = x->getType();
+  bool is_double = type->isDoubleTy();
+  int width = is_double ? 64 : 32;
+  int mantissa = is_double ? 52 : 23;
+  int exponent = width - mantissa - 1;
+  llvm::IntegerType* int_type = b.getIntNTy(width);
+  auto constant = [&](uint64_t v) { return llvm::ConstantInt::get(int_type, v); };
+  llvm::Value* bits = b.CreateBitCast(x, int_type);
+  if (mantissa_bits < mantissa) {
+    int dropped = mantissa - static_cast<int>(mantissa_bits);
+    uint64_t last_kept = uint64_t{1} << dropped;
+    llvm::Value* odd = b.CreateAnd(b.CreateLShr(bits, dropped), constant(1));
+    llvm::Value* bias = b.CreateAdd(constant((last_kept >> 1) - 1), odd);
+    bits = b.CreateAnd(b.CreateAdd(bits, bias), constant(~(last_kept - 1)));
+  }
+  if (exponent_bits < exponent) {
+    uint64_t sign_mask = uint64_t{1} << (width - 1);
+    uint64_t exponent_mask = ((uint64_t{1} << exponent) - 1) << mantissa;
+    uint64_t bias = (uint64_t{1} << (exponent - 1)) - 1;
+    uint64_t reduced_bias = (uint64_t{1} << (exponent_bits - 1)) - 1;
+    llvm::Value* biased = b.CreateAnd(bits, constant(exponent_mask));
+    llvm::Value* sign = b.CreateAnd(bits, constant(sign_mask));
+    llvm::Value* overflow = b.CreateICmpUGT(biased, constant((bias + reduced_bias) << mantissa));
+    llvm::Value* underflow = b.CreateICmpULE(biased, constant((bias - reduced_bias) << mantissa));
+    bits = b.CreateSelect(overflow, b.CreateOr(sign, constant(exponent_mask)),
+                          b.CreateSelect(underflow, sign, bits));
+  }
+  llvm::Value* nan = mantissa_bits > 0 ? x : llvm::ConstantFP::getInfinity(type);
+  return b.CreateSelect(b.CreateFCmpUNO(x, x), nan, b.CreateBitCast(bits, type));
 }
 
 Expected<llvm::Value*> IntUnary(llvm::IRBuilderBase& b, HloOpcode opcode, bool is_signed,
@@ -271,11 +315,22 @@ Expected<ScalarValue> ElementalEmitter::EmitElementwise(const HloInstruction& in
   HloOpcode opcode = instruction.opcode();
   PrimitiveType result_type = instruction.shape().element_type();
   PrimitiveType operand_type = operands.empty() ? result_type : operands[0].type;
-  if (opcode == HloOpcode::kConvert) return EmitConvert(*this, operands[0], result_type);
-  if (opcode == HloOpcode::kSelect) {
-    return ScalarValue{b.CreateSelect(operands[0].value, operands[1].value, operands[2].value),
-                       result_type};
+  switch (opcode) {
+    case HloOpcode::kConvert:
+      return EmitConvert(*this, operands[0], result_type);
+    case HloOpcode::kCompare:
+      return EmitCompare(*this, instruction, operands[0], operands[1]);
+    case HloOpcode::kSelect:
+      return ScalarValue{b.CreateSelect(operands[0].value, operands[1].value, operands[2].value),
+                         result_type};
+    case HloOpcode::kComplex:
+      return EmitComplexElementwise(*this, instruction, operands);
+    default:
+      break;
   }
+  if (hlo::IsComplex(operand_type)) return EmitComplexElementwise(*this, instruction, operands);
+  if (opcode == HloOpcode::kReal) return operands[0];
+  if (opcode == HloOpcode::kImag) return ConstantOfType(b, result_type, 0.0);
   if (opcode == HloOpcode::kClamp) {
     // clamp(lo, x, hi) = min(max(x, lo), hi)
     ScalarValue lo = operands[0], x = operands[1], hi = operands[2];
@@ -284,36 +339,27 @@ Expected<ScalarValue> ElementalEmitter::EmitElementwise(const HloInstruction& in
                          result_type};
     }
     bool is_signed = hlo::IsSignedIntegral(result_type);
-    TS_ASSIGN_OR_RETURN(llvm::Value* lower, IntBinary(b, HloOpcode::kMaximum, is_signed, x.value, lo.value));
-    TS_ASSIGN_OR_RETURN(llvm::Value* clamped, IntBinary(b, HloOpcode::kMinimum, is_signed, lower, hi.value));
+    TS_ASSIGN_OR_RETURN(llvm::Value * lower,
+                        IntBinary(b, HloOpcode::kMaximum, is_signed, x.value, lo.value));
+    TS_ASSIGN_OR_RETURN(llvm::Value * clamped,
+                        IntBinary(b, HloOpcode::kMinimum, is_signed, lower, hi.value));
     return ScalarValue{clamped, result_type};
   }
-  if (opcode == HloOpcode::kCompare) {
-    hlo::ComparisonDirection direction = *instruction.attributes().direction;
-    hlo::ComparisonType kind = instruction.attributes().comparison_type;
-    if (hlo::IsFloatingPoint(operand_type) && kind != hlo::ComparisonType::kTotalOrder) {
-      return ScalarValue{FloatCompare(b, direction, operands[0].value, operands[1].value),
-                         PrimitiveType::kPred};
-    }
-    if (hlo::IsIntegral(operand_type) || operand_type == PrimitiveType::kPred) {
-      bool is_signed = kind == hlo::ComparisonType::kSigned ||
-                       (kind == hlo::ComparisonType::kDefault && hlo::IsSignedIntegral(operand_type));
-      return ScalarValue{IntCompare(b, direction, is_signed, operands[0].value, operands[1].value),
-                         PrimitiveType::kPred};
-    }
-    return UnsupportedOp(opcode, operand_type);
-  }
   if (hlo::IsFloatingPoint(operand_type)) {
+    llvm::Value* x = operands[0].value;
     if (opcode == HloOpcode::kIsFinite) {
-      llvm::Value* magnitude = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, operands[0].value);
-      llvm::Value* infinity = llvm::ConstantFP::getInfinity(operands[0].value->getType());
-      return ScalarValue{b.CreateFCmpOLT(magnitude, infinity), PrimitiveType::kPred};
+      llvm::Value* magnitude = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
+      return ScalarValue{b.CreateFCmpOLT(magnitude, llvm::ConstantFP::getInfinity(x->getType())),
+                         PrimitiveType::kPred};
     }
     llvm::Value* result = nullptr;
-    if (operands.size() == 1) {
-      TS_ASSIGN_OR_RETURN(result, FloatUnary(*this, opcode, operands[0].value));
+    if (opcode == HloOpcode::kReducePrecision) {
+      TS_ASSIGN_OR_RETURN(result, ReducePrecision(b, x, instruction.attributes().exponent_bits,
+                                                  instruction.attributes().mantissa_bits));
+    } else if (operands.size() == 1) {
+      TS_ASSIGN_OR_RETURN(result, FloatUnary(*this, opcode, x));
     } else if (operands.size() == 2) {
-      TS_ASSIGN_OR_RETURN(result, FloatBinary(*this, opcode, operands[0].value, operands[1].value));
+      TS_ASSIGN_OR_RETURN(result, FloatBinary(*this, opcode, x, operands[1].value));
     }
     if (result == nullptr) return UnsupportedOp(opcode, operand_type);
     return ScalarValue{Finish(b, result, result_type), result_type};
@@ -324,57 +370,13 @@ Expected<ScalarValue> ElementalEmitter::EmitElementwise(const HloInstruction& in
     if (operands.size() == 1) {
       TS_ASSIGN_OR_RETURN(result, IntUnary(b, opcode, is_signed, operands[0].value));
     } else if (operands.size() == 2) {
-      TS_ASSIGN_OR_RETURN(result, IntBinary(b, opcode, is_signed, operands[0].value, operands[1].value));
+      TS_ASSIGN_OR_RETURN(result,
+                          IntBinary(b, opcode, is_signed, operands[0].value, operands[1].value));
     }
     if (result == nullptr) return UnsupportedOp(opcode, operand_type);
     return ScalarValue{result, result_type};
   }
   return UnsupportedOp(opcode, operand_type);
-}
-
-Expected<ScalarValue> EmitConvert(ElementalEmitter& emitter, ScalarValue value, PrimitiveType to) {
-  llvm::IRBuilder<>& b = emitter.builder();
-  PrimitiveType from = value.type;
-  llvm::Type* target = ComputeType(b.getContext(), to);
-  if (from == to) return value;
-  bool from_float = hlo::IsFloatingPoint(from);
-  bool to_float = hlo::IsFloatingPoint(to);
-  if (to == PrimitiveType::kPred) {
-    llvm::Value* nonzero = from_float
-                               ? b.CreateFCmpUNE(value.value, llvm::ConstantFP::get(value.value->getType(), 0.0))
-                               : b.CreateICmpNE(value.value, llvm::ConstantInt::get(value.value->getType(), 0));
-    return ScalarValue{nonzero, to};
-  }
-  if (from_float && to_float) {
-    llvm::Value* converted = value.value;
-    if (converted->getType() != target) {
-      converted = target->getPrimitiveSizeInBits() > converted->getType()->getPrimitiveSizeInBits()
-                      ? b.CreateFPExt(converted, target)
-                      : b.CreateFPTrunc(converted, target);
-    }
-    return ScalarValue{Finish(b, converted, to), to};
-  }
-  if (from_float) {
-    if (!hlo::IsIntegral(to)) return UnsupportedOp(hlo::HloOpcode::kConvert, to);
-    // Saturating, NaN -> 0: the llvm.fpto*i.sat intrinsics are exactly XLA's rule.
-    llvm::Intrinsic::ID id = hlo::IsSignedIntegral(to) ? llvm::Intrinsic::fptosi_sat
-                                                        : llvm::Intrinsic::fptoui_sat;
-    return ScalarValue{b.CreateIntrinsic(id, {target, value.value->getType()}, {value.value}), to};
-  }
-  if (hlo::IsIntegral(from) || from == PrimitiveType::kPred) {
-    bool is_signed = hlo::IsSignedIntegral(from);
-    if (to_float) {
-      llvm::Value* converted = is_signed ? b.CreateSIToFP(value.value, target)
-                                         : b.CreateUIToFP(value.value, target);
-      return ScalarValue{Finish(b, converted, to), to};
-    }
-    if (hlo::IsIntegral(to)) {
-      return ScalarValue{is_signed ? b.CreateSExtOrTrunc(value.value, target)
-                                   : b.CreateZExtOrTrunc(value.value, target),
-                         to};
-    }
-  }
-  return UnsupportedOp(hlo::HloOpcode::kConvert, from);
 }
 
 }  // namespace tilesmith::codegen

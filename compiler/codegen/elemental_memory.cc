@@ -44,15 +44,15 @@ llvm::GlobalVariable* EncodeTable(llvm::Module& module, PrimitiveType type) {
     codes[key] = static_cast<uint8_t>(hlo::EncodeNarrowFloat(type, std::bit_cast<float>(bits)));
   }
   auto* data = llvm::ConstantDataArray::get(module.getContext(), codes);
-  return new llvm::GlobalVariable(module, data->getType(), true,
-                                  llvm::GlobalValue::InternalLinkage, data, name);
+  return new llvm::GlobalVariable(module, data->getType(), true, llvm::GlobalValue::InternalLinkage,
+                                  data, name);
 }
 
 llvm::Value* EncodeKey(llvm::IRBuilderBase& b, llvm::Value* value) {
   llvm::Value* bits = b.CreateBitCast(value, b.getInt32Ty());
   llvm::Value* high = b.CreateShl(b.CreateLShr(bits, 16), 1);
-  llvm::Value* sticky = b.CreateZExt(b.CreateICmpNE(b.CreateAnd(bits, 0xFFFF), b.getInt32(0)),
-                                     b.getInt32Ty());
+  llvm::Value* sticky =
+      b.CreateZExt(b.CreateICmpNE(b.CreateAnd(bits, 0xFFFF), b.getInt32(0)), b.getInt32Ty());
   return b.CreateOr(high, sticky);
 }
 
@@ -71,18 +71,6 @@ int64_t KnownDivisor(const AffineExpr& expr) {
     default:
       return 1;
   }
-}
-
-// Cache of slot maps per shape text: layouts are the same for many loads.
-const analysis::IndexingMap& SlotMap(const hlo::Shape& shape) {
-  static thread_local std::map<std::string, analysis::IndexingMap> cache;
-  std::string key = hlo::ShapeToString(shape);
-  auto it = cache.find(key);
-  if (it == cache.end()) {
-    auto map = analysis::LogicalToLinearIndexing(shape);
-    it = cache.emplace(key, map ? *map : analysis::IndexingMap::Undefined()).first;
-  }
-  return it->second;
 }
 
 struct Address {
@@ -107,7 +95,8 @@ Expected<Address> AddressOf(ElementalEmitter& emitter, const BufferRef& buffer,
   Address address{nullptr, nullptr, bits, 1};
   if (bits % 8 == 0) {
     AffineExpr offset = slot * (bits / 8);
-    address.byte_pointer = b.CreateInBoundsGEP(b.getInt8Ty(), buffer.base, emitter.env().Emit(offset));
+    address.byte_pointer =
+        b.CreateInBoundsGEP(b.getInt8Ty(), buffer.base, emitter.env().Emit(offset));
     // Buffers are allocated 64-byte aligned.
     address.alignment = static_cast<uint64_t>(std::min<int64_t>(64, KnownDivisor(offset)));
     return address;
@@ -119,28 +108,40 @@ Expected<Address> AddressOf(ElementalEmitter& emitter, const BufferRef& buffer,
   return address;
 }
 
-// The integer type an element occupies in memory (its natural width, or E(n) when wider).
-llvm::IntegerType* StorageIntType(llvm::LLVMContext& context, PrimitiveType type, int64_t bits) {
-  int natural = type == PrimitiveType::kPred ? 8 : hlo::BitWidth(type);
-  return llvm::IntegerType::get(context, static_cast<unsigned>(std::max<int64_t>(natural, bits)));
-}
-
 }  // namespace
 
+// Cached per shape text: layouts are the same for many loads.
+const analysis::IndexingMap& SlotMap(const hlo::Shape& shape) {
+  static thread_local std::map<std::string, analysis::IndexingMap> cache;
+  std::string key = hlo::ShapeToString(shape);
+  auto it = cache.find(key);
+  if (it == cache.end()) {
+    auto map = analysis::LogicalToLinearIndexing(shape);
+    it = cache.emplace(key, map ? *map : analysis::IndexingMap::Undefined()).first;
+  }
+  return it->second;
+}
+
+llvm::Value* MakeComplex(llvm::IRBuilderBase& b, llvm::Value* re, llvm::Value* im) {
+  llvm::Type* pair = llvm::StructType::get(b.getContext(), {re->getType(), im->getType()});
+  return b.CreateInsertValue(b.CreateInsertValue(llvm::UndefValue::get(pair), re, 0), im, 1);
+}
+
 llvm::Value* DecodeNarrowFloatBits(llvm::IRBuilderBase& b, llvm::Value* bits, PrimitiveType type) {
+  // Callers hand in the type's own bits (i4 for f4e2m1fn) or a wider slot's low bits.
+  bits = b.CreateZExtOrTrunc(bits, b.getIntNTy(std::max(8, hlo::BitWidth(type))));
   if (type == PrimitiveType::kBF16) {
     llvm::Value* wide = b.CreateShl(b.CreateZExt(bits, b.getInt32Ty()), 16);
     return b.CreateBitCast(wide, b.getFloatTy());
   }
   if (type == PrimitiveType::kF16) {
-    return b.CreateFPExt(b.CreateBitCast(b.CreateTrunc(bits, b.getInt16Ty()), b.getHalfTy()),
-                         b.getFloatTy());
+    return b.CreateFPExt(b.CreateBitCast(bits, b.getHalfTy()), b.getFloatTy());
   }
   llvm::Module& module = *b.GetInsertBlock()->getModule();
   llvm::GlobalVariable* table = DecodeTable(module, type);
-  llvm::Value* position = b.CreateZExt(b.CreateTrunc(bits, b.getInt8Ty()), b.getInt64Ty());
-  llvm::Value* pointer = b.CreateInBoundsGEP(table->getValueType(), table,
-                                             {b.getInt64(0), position});
+  llvm::Value* position = b.CreateZExt(bits, b.getInt64Ty());
+  llvm::Value* pointer =
+      b.CreateInBoundsGEP(table->getValueType(), table, {b.getInt64(0), position});
   return b.CreateLoad(b.getFloatTy(), pointer);
 }
 
@@ -165,7 +166,8 @@ llvm::Value* RoundToNarrowFloat(llvm::IRBuilderBase& b, llvm::Value* value, Prim
     llvm::Value* lsb = b.CreateAnd(b.CreateLShr(bits, 16), 1);
     llvm::Value* rounded = b.CreateAdd(bits, b.CreateAdd(lsb, b.getInt32(0x7FFF)));
     rounded = b.CreateAnd(rounded, b.getInt32(0xFFFF0000u));
-    llvm::Value* nan = b.CreateOr(b.CreateAnd(bits, b.getInt32(0x80000000u)), b.getInt32(0x7FC00000));
+    llvm::Value* nan =
+        b.CreateOr(b.CreateAnd(bits, b.getInt32(0x80000000u)), b.getInt32(0x7FC00000));
     llvm::Value* is_nan = b.CreateFCmpUNO(value, value);
     return b.CreateBitCast(b.CreateSelect(is_nan, nan, rounded), b.getFloatTy());
   }
@@ -175,76 +177,88 @@ llvm::Value* RoundToNarrowFloat(llvm::IRBuilderBase& b, llvm::Value* value, Prim
   return DecodeNarrowFloatBits(b, EncodeNarrowFloatBits(b, value, type), type);
 }
 
+llvm::Value* ToStorageBits(llvm::IRBuilderBase& b, ScalarValue value, int64_t slot_bits) {
+  PrimitiveType type = value.type;
+  llvm::Value* bits;
+  if (hlo::IsComplex(type)) {
+    int part_bits = hlo::BitWidth(type) / 2;
+    llvm::Type* part = b.getIntNTy(part_bits);
+    llvm::Type* whole = b.getIntNTy(2 * part_bits);
+    llvm::Value* re =
+        b.CreateZExt(b.CreateBitCast(b.CreateExtractValue(value.value, 0), part), whole);
+    llvm::Value* im =
+        b.CreateZExt(b.CreateBitCast(b.CreateExtractValue(value.value, 1), part), whole);
+    bits = b.CreateOr(re, b.CreateShl(im, part_bits));
+  } else if (type == PrimitiveType::kF32 || type == PrimitiveType::kF64) {
+    bits = b.CreateBitCast(value.value, b.getIntNTy(hlo::BitWidth(type)));
+  } else if (hlo::IsNarrowFloat(type)) {
+    bits = b.CreateZExtOrTrunc(EncodeNarrowFloatBits(b, value.value, type),
+                               b.getIntNTy(hlo::BitWidth(type)));
+  } else {
+    bits = value.value;  // integers and pred (i1): their own bits
+  }
+  return b.CreateZExtOrTrunc(bits, b.getIntNTy(static_cast<unsigned>(slot_bits)));
+}
+
+ScalarValue FromStorageBits(llvm::IRBuilderBase& b, llvm::Value* bits, PrimitiveType type) {
+  // Any set bit of a slot makes a pred true (hlo::FromPhysicalBuffer).
+  if (type == PrimitiveType::kPred) {
+    return {b.CreateICmpNE(bits, llvm::ConstantInt::get(bits->getType(), 0)), type};
+  }
+  int natural = hlo::BitWidth(type);
+  bits = b.CreateZExtOrTrunc(bits, b.getIntNTy(natural));
+  if (hlo::IsComplex(type)) {
+    llvm::Type* part = natural == 64 ? b.getFloatTy() : b.getDoubleTy();
+    llvm::Type* part_int = b.getIntNTy(natural / 2);
+    llvm::Value* re = b.CreateBitCast(b.CreateTrunc(bits, part_int), part);
+    llvm::Value* im =
+        b.CreateBitCast(b.CreateTrunc(b.CreateLShr(bits, natural / 2), part_int), part);
+    return {MakeComplex(b, re, im), type};
+  }
+  if (type == PrimitiveType::kF32 || type == PrimitiveType::kF64) {
+    return {b.CreateBitCast(bits, ComputeType(b.getContext(), type)), type};
+  }
+  if (hlo::IsNarrowFloat(type)) return {DecodeNarrowFloatBits(b, bits, type), type};
+  return {bits, type};
+}
+
 Expected<ScalarValue> ElementalEmitter::Load(const BufferRef& buffer,
                                              std::span<const AffineExpr> index) {
   TS_ASSIGN_OR_RETURN(Address address, AddressOf(*this, buffer, index));
   llvm::IRBuilder<>& b = builder_;
-  llvm::LLVMContext& context = b.getContext();
-  PrimitiveType type = buffer.shape->element_type();
-  if (hlo::IsComplex(type)) {
-    llvm::Type* part = type == PrimitiveType::kC64 ? b.getFloatTy() : b.getDoubleTy();
-    llvm::Type* pair = ComputeType(context, type);
-    llvm::Value* loaded = b.CreateAlignedLoad(pair, address.byte_pointer, llvm::Align(address.alignment));
-    (void)part;
-    return ScalarValue{loaded, type};
-  }
-  llvm::IntegerType* storage = StorageIntType(context, type, address.bits);
   llvm::Value* raw;
   if (address.bit_shift != nullptr) {
     llvm::Value* byte = b.CreateLoad(b.getInt8Ty(), address.byte_pointer);
-    raw = b.CreateTrunc(b.CreateLShr(byte, address.bit_shift),
-                        llvm::IntegerType::get(context, static_cast<unsigned>(address.bits)));
+    raw = b.CreateTrunc(b.CreateLShr(byte, address.bit_shift), b.getIntNTy(address.bits));
   } else {
-    raw = b.CreateAlignedLoad(storage, address.byte_pointer, llvm::Align(address.alignment));
+    raw = b.CreateAlignedLoad(b.getIntNTy(address.bits), address.byte_pointer,
+                              llvm::Align(address.alignment));
   }
-  int natural = hlo::BitWidth(type);
-  if (type == PrimitiveType::kPred) {
-    return ScalarValue{b.CreateICmpNE(raw, llvm::ConstantInt::get(raw->getType(), 0)), type};
-  }
-  llvm::Value* bits = raw->getType()->getIntegerBitWidth() > static_cast<unsigned>(natural)
-                          ? b.CreateTrunc(raw, llvm::IntegerType::get(context, natural))
-                          : raw;
-  if (type == PrimitiveType::kF32) return ScalarValue{b.CreateBitCast(bits, b.getFloatTy()), type};
-  if (type == PrimitiveType::kF64) return ScalarValue{b.CreateBitCast(bits, b.getDoubleTy()), type};
-  if (hlo::IsNarrowFloat(type)) return ScalarValue{DecodeNarrowFloatBits(b, bits, type), type};
-  return ScalarValue{bits, type};
+  return FromStorageBits(b, raw, buffer.shape->element_type());
 }
 
 Status ElementalEmitter::Store(const BufferRef& buffer, std::span<const AffineExpr> index,
                                ScalarValue value) {
+  if (value.type != buffer.shape->element_type()) {
+    return MakeError(ErrorCode::kInternal, "storing a " +
+                                               std::string(hlo::PrimitiveTypeName(value.type)) +
+                                               " into " + hlo::ShapeToString(*buffer.shape));
+  }
   TS_ASSIGN_OR_RETURN(Address address, AddressOf(*this, buffer, index));
   llvm::IRBuilder<>& b = builder_;
-  llvm::LLVMContext& context = b.getContext();
-  PrimitiveType type = buffer.shape->element_type();
-  if (hlo::IsComplex(type)) {
-    b.CreateAlignedStore(value.value, address.byte_pointer, llvm::Align(address.alignment));
-    return OkStatus();
-  }
-  llvm::Value* bits;
-  int natural = hlo::BitWidth(type);
-  if (type == PrimitiveType::kPred) {
-    bits = b.CreateZExt(value.value, b.getInt8Ty());
-  } else if (type == PrimitiveType::kF32 || type == PrimitiveType::kF64) {
-    bits = b.CreateBitCast(value.value, b.getIntNTy(natural));
-  } else if (hlo::IsNarrowFloat(type)) {
-    bits = EncodeNarrowFloatBits(b, value.value, type);
-    if (natural < 8) bits = b.CreateTrunc(bits, b.getIntNTy(natural));
-  } else {
-    bits = value.value;
-  }
+  llvm::Value* bits = ToStorageBits(b, value, address.bits);
   if (address.bit_shift != nullptr) {
     // A packed element shares its byte: read, replace our bits, write. The emitters give
     // each thread whole bytes, so this does not race.
     llvm::Value* byte = b.CreateLoad(b.getInt8Ty(), address.byte_pointer);
-    llvm::Value* mask = b.CreateShl(b.getInt8(static_cast<uint8_t>((1u << address.bits) - 1)),
-                                    address.bit_shift);
+    llvm::Value* mask =
+        b.CreateShl(b.getInt8(static_cast<uint8_t>((1u << address.bits) - 1)), address.bit_shift);
     llvm::Value* field = b.CreateShl(b.CreateZExt(bits, b.getInt8Ty()), address.bit_shift);
-    llvm::Value* merged = b.CreateOr(b.CreateAnd(byte, b.CreateNot(mask)), b.CreateAnd(field, mask));
+    llvm::Value* merged =
+        b.CreateOr(b.CreateAnd(byte, b.CreateNot(mask)), b.CreateAnd(field, mask));
     b.CreateStore(merged, address.byte_pointer);
     return OkStatus();
   }
-  llvm::IntegerType* storage = StorageIntType(context, type, address.bits);
-  if (bits->getType() != storage) bits = b.CreateZExt(bits, storage);
   b.CreateAlignedStore(bits, address.byte_pointer, llvm::Align(address.alignment));
   return OkStatus();
 }
@@ -256,9 +270,9 @@ llvm::Constant* ConstantScalar(llvm::LLVMContext& context, const hlo::Literal& l
     std::complex<double> value = literal.GetComplex(i);
     llvm::Type* part = type == PrimitiveType::kC64 ? llvm::Type::getFloatTy(context)
                                                    : llvm::Type::getDoubleTy(context);
-    return llvm::ConstantStruct::get(llvm::cast<llvm::StructType>(compute),
-                                     {llvm::ConstantFP::get(part, value.real()),
-                                      llvm::ConstantFP::get(part, value.imag())});
+    return llvm::ConstantStruct::get(
+        llvm::cast<llvm::StructType>(compute),
+        {llvm::ConstantFP::get(part, value.real()), llvm::ConstantFP::get(part, value.imag())});
   }
   if (hlo::IsFloatingPoint(type)) return llvm::ConstantFP::get(compute, literal.GetDouble(i));
   return llvm::ConstantInt::get(compute, static_cast<uint64_t>(literal.GetInt(i)),
@@ -302,8 +316,8 @@ Expected<ScalarValue> EmitConstantElement(ElementalEmitter& emitter,
   AffineExpr linear = AffineExpr::Constant(0);
   for (int64_t d = 0; d < shape.rank(); ++d) linear = linear * shape.dim(d) + index[d];
   llvm::IRBuilder<>& b = emitter.builder();
-  llvm::Value* pointer = b.CreateInBoundsGEP(array_type, global,
-                                             {b.getInt64(0), emitter.env().Emit(emitter.Simplify(linear))});
+  llvm::Value* pointer = b.CreateInBoundsGEP(
+      array_type, global, {b.getInt64(0), emitter.env().Emit(emitter.Simplify(linear))});
   llvm::Value* value = b.CreateLoad(element, pointer);
   if (type == PrimitiveType::kPred) value = b.CreateICmpNE(value, b.getInt8(0));
   return ScalarValue{value, type};
@@ -321,11 +335,8 @@ Expected<ScalarValue> EmitIotaElement(ElementalEmitter& emitter, const hlo::HloI
   }
   if (hlo::IsComplex(type)) {
     llvm::Type* part = compute->getStructElementType(0);
-    llvm::Value* real = b.CreateSIToFP(position, part);
-    llvm::Value* pair = llvm::UndefValue::get(compute);
-    pair = b.CreateInsertValue(pair, real, 0);
-    pair = b.CreateInsertValue(pair, llvm::ConstantFP::get(part, 0.0), 1);
-    return ScalarValue{pair, type};
+    return ScalarValue{
+        MakeComplex(b, b.CreateSIToFP(position, part), llvm::ConstantFP::get(part, 0.0)), type};
   }
   llvm::Value* value = b.CreateSIToFP(position, compute);
   if (hlo::IsNarrowFloat(type)) value = RoundToNarrowFloat(b, value, type);

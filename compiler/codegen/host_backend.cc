@@ -22,16 +22,28 @@ namespace tilesmith::codegen {
 namespace {
 
 double MillisecondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
 }
 
-// libm for the host: `expf` for float, `exp` for double.
+// libm for the host: `expf` for float, `exp` for double; the C runtime's complex
+// functions, as std::complex (and so the evaluator) calls them.
 class HostHooks : public TargetHooks {
  public:
+  explicit HostHooks(bool complex_library) : complex_library_(complex_library) {}
   llvm::FunctionCallee MathFunction(llvm::Module& module, std::string_view name,
                                     llvm::Type* type) override {
     return DeclareMathFunction(module, "", name, type);
   }
+  llvm::Value* CallComplexFunction(llvm::IRBuilderBase& builder, std::string_view name,
+                                   hlo::PrimitiveType type,
+                                   std::span<llvm::Value* const> arguments) override {
+    if (!complex_library_) return nullptr;
+    return CallLibcComplexFunction(builder, name, type, arguments);
+  }
+
+ private:
+  bool complex_library_;
 };
 
 // Host kernels get their buffers as separate noalias arguments of an inner function (so
@@ -39,6 +51,7 @@ class HostHooks : public TargetHooks {
 // unpacks them and calls it.
 class HostAbi : public KernelAbi {
  public:
+  explicit HostAbi(const HostOptions& options) : hooks_(options.complex_library) {}
   TargetHooks& hooks() override { return hooks_; }
 
   llvm::Function* CreateFunction(llvm::Module& module, const emitters::KernelIR& kernel) override {
@@ -78,8 +91,8 @@ class HostAbi : public KernelAbi {
     llvm::Type* ptr = llvm::PointerType::get(context, 0);
     llvm::Type* i64 = llvm::Type::getInt64Ty(context);
     auto* type = llvm::FunctionType::get(llvm::Type::getVoidTy(context), {ptr, i64, i64}, false);
-    llvm::Function* entry = llvm::Function::Create(type, llvm::Function::ExternalLinkage,
-                                                   kernel.name, module);
+    llvm::Function* entry =
+        llvm::Function::Create(type, llvm::Function::ExternalLinkage, kernel.name, module);
     entry->addFnAttr(llvm::Attribute::NoUnwind);
     llvm::IRBuilder<> b(llvm::BasicBlock::Create(context, "entry", entry));
     std::vector<llvm::Value*> arguments;
@@ -110,18 +123,31 @@ struct AlignedBuffer {
   void* data;
 };
 
+// Leaf `leaf` (depth-first, emitters::ArrayLeaves) of a tuple literal; an array for -1.
+const hlo::Literal& ArrayLeaf(const hlo::Literal& value, int64_t leaf) {
+  if (leaf < 0 || !value.shape().IsTuple()) return value;
+  for (const hlo::Literal& element : value.tuple_elements()) {
+    int64_t size = static_cast<int64_t>(emitters::ArrayLeaves(element.shape()).size());
+    if (leaf < size) return ArrayLeaf(element, leaf);
+    leaf -= size;
+  }
+  return value;  // out of range: the caller reports the shape mismatch
+}
+
 Expected<std::unique_ptr<llvm::Module>> BuildModule(const emitters::KernelIR& kernel,
                                                     llvm::LLVMContext& context,
-                                                    llvm::TargetMachine& machine) {
+                                                    llvm::TargetMachine& machine,
+                                                    const HostOptions& options = {}) {
   auto module = std::make_unique<llvm::Module>(kernel.name, context);
   module->setDataLayout(machine.createDataLayout());
   module->setTargetTriple(machine.getTargetTriple().str());
-  HostAbi abi;
+  HostAbi abi(options);
   TS_RETURN_IF_ERROR(EmitKernelFunction(kernel, *module, abi));
   std::string problems;
   llvm::raw_string_ostream stream(problems);
   if (llvm::verifyModule(*module, &stream)) {
-    return MakeError(ErrorCode::kInternal, "invalid LLVM IR for '" + kernel.name + "': " + problems);
+    return MakeError(ErrorCode::kInternal,
+                     "invalid LLVM IR for '" + kernel.name + "': " + problems);
   }
   return module;
 }
@@ -141,7 +167,8 @@ struct HostKernel::JitState {
 
 HostKernel::~HostKernel() = default;
 
-Expected<std::unique_ptr<HostKernel>> CompileForHost(emitters::KernelIR kernel) {
+Expected<std::unique_ptr<HostKernel>> CompileForHost(emitters::KernelIR kernel,
+                                                     const HostOptions& options) {
   InitializeLlvm();
   auto result = std::unique_ptr<HostKernel>(new HostKernel());
   auto start = std::chrono::steady_clock::now();
@@ -151,7 +178,8 @@ Expected<std::unique_ptr<HostKernel>> CompileForHost(emitters::KernelIR kernel) 
   auto machine = machine_builder->createTargetMachine();
   if (!machine) return MakeError(ErrorCode::kInternal, "cannot create a host target machine");
   auto context = std::make_unique<llvm::LLVMContext>();
-  TS_ASSIGN_OR_RETURN(std::unique_ptr<llvm::Module> module, BuildModule(kernel, *context, **machine));
+  TS_ASSIGN_OR_RETURN(std::unique_ptr<llvm::Module> module,
+                      BuildModule(kernel, *context, **machine, options));
   result->stats_.emit_ms = MillisecondsSince(start);
 
   start = std::chrono::steady_clock::now();
@@ -160,22 +188,26 @@ Expected<std::unique_ptr<HostKernel>> CompileForHost(emitters::KernelIR kernel) 
   result->stats_.optimize_ms = MillisecondsSince(start);
 
   start = std::chrono::steady_clock::now();
-  auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(*machine_builder)).create();
+  auto jit =
+      llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(*machine_builder)).create();
   if (!jit) {
-    return MakeError(ErrorCode::kInternal, "cannot start the JIT: " + llvm::toString(jit.takeError()));
+    return MakeError(ErrorCode::kInternal,
+                     "cannot start the JIT: " + llvm::toString(jit.takeError()));
   }
   // Math functions (expf, tanhf, …) resolve to this process's libm.
   auto generator = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
       (*jit)->getDataLayout().getGlobalPrefix());
   if (!generator) return MakeError(ErrorCode::kInternal, "cannot expose libm to the JIT");
   (*jit)->getMainJITDylib().addGenerator(std::move(*generator));
-  if (auto error = (*jit)->addIRModule(
-          llvm::orc::ThreadSafeModule(std::move(module), std::move(context)))) {
-    return MakeError(ErrorCode::kInternal, "JIT rejected the module: " + llvm::toString(std::move(error)));
+  if (auto error =
+          (*jit)->addIRModule(llvm::orc::ThreadSafeModule(std::move(module), std::move(context)))) {
+    return MakeError(ErrorCode::kInternal,
+                     "JIT rejected the module: " + llvm::toString(std::move(error)));
   }
   auto symbol = (*jit)->lookup(kernel.name);
   if (!symbol) {
-    return MakeError(ErrorCode::kInternal, "JIT compilation failed: " + llvm::toString(symbol.takeError()));
+    return MakeError(ErrorCode::kInternal,
+                     "JIT compilation failed: " + llvm::toString(symbol.takeError()));
   }
   result->entry_ = symbol->toPtr<HostKernel::EntryPoint>();
   result->stats_.codegen_ms = MillisecondsSince(start);
@@ -192,7 +224,8 @@ Expected<std::string> HostLlvmIr(const emitters::KernelIR& kernel) {
   auto machine = machine_builder->createTargetMachine();
   if (!machine) return MakeError(ErrorCode::kInternal, "cannot create a host target machine");
   llvm::LLVMContext context;
-  TS_ASSIGN_OR_RETURN(std::unique_ptr<llvm::Module> module, BuildModule(kernel, context, **machine));
+  TS_ASSIGN_OR_RETURN(std::unique_ptr<llvm::Module> module,
+                      BuildModule(kernel, context, **machine));
   OptimizeModule(*module, **machine);
   return ModuleText(*module);
 }
@@ -224,7 +257,7 @@ Expected<std::vector<hlo::Literal>> HostKernel::Run(std::span<const hlo::Literal
       if (buffer.index >= static_cast<int64_t>(arguments.size())) {
         return InvalidArgument("missing argument " + std::to_string(buffer.index));
       }
-      const hlo::Literal& argument = arguments[buffer.index];
+      const hlo::Literal& argument = ArrayLeaf(arguments[buffer.index], buffer.leaf);
       if (!argument.shape().EqualsIgnoringLayout(buffer.shape)) {
         return InvalidArgument("argument " + std::to_string(buffer.index) + " is " +
                                hlo::ShapeToString(argument.shape()) + ", expected " +

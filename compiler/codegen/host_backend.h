@@ -22,6 +22,13 @@ struct CompileStats {
   double total_ms() const { return emit_ms + optimize_ms + codegen_ms; }
 };
 
+/// How a kernel is compiled for the host.
+struct HostOptions {
+  /// Complex functions call the C library as the evaluator does (bit-exact); false uses
+  /// the portable formulas of targets without one, so that the host can test them.
+  bool complex_library = true;
+};
+
 /// A kernel compiled for the host, ready to run.
 class HostKernel {
  public:
@@ -45,7 +52,8 @@ class HostKernel {
   const CompileStats& stats() const { return stats_; }
 
  private:
-  friend Expected<std::unique_ptr<HostKernel>> CompileForHost(emitters::KernelIR kernel);
+  friend Expected<std::unique_ptr<HostKernel>> CompileForHost(emitters::KernelIR kernel,
+                                                              const HostOptions& options);
   HostKernel() = default;
 
  public:
@@ -61,7 +69,8 @@ class HostKernel {
 };
 
 /// Compiles `kernel` (its fusion must outlive the result) for the host CPU.
-Expected<std::unique_ptr<HostKernel>> CompileForHost(emitters::KernelIR kernel);
+Expected<std::unique_ptr<HostKernel>> CompileForHost(emitters::KernelIR kernel,
+                                                     const HostOptions& options = {});
 
 /// The LLVM IR of `kernel` for the host, optimised, without compiling it to machine code.
 Expected<std::string> HostLlvmIr(const emitters::KernelIR& kernel);

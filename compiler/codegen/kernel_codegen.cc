@@ -19,11 +19,16 @@ class BodyEmitter {
   BodyEmitter(const KernelIR& kernel, llvm::IRBuilder<>& builder, KernelAbi& abi,
               llvm::Function* function)
       : kernel_(kernel), builder_(builder), abi_(abi), env_(builder) {
-    std::vector<BufferRef> parameters(kernel.fusion->parameter_count());
+    std::vector<std::vector<BufferRef>> parameters(kernel.fusion->parameter_count());
     for (size_t i = 0; i < kernel.buffers.size(); ++i) {
-      buffers_.push_back({abi.BufferPointer(builder, function, static_cast<int64_t>(i)),
-                          &kernel.buffers[i].shape});
-      if (!kernel.buffers[i].is_output) parameters[kernel.buffers[i].index] = buffers_.back();
+      const emitters::KernelBuffer& buffer = kernel.buffers[i];
+      buffers_.push_back(
+          {abi.BufferPointer(builder, function, static_cast<int64_t>(i)), &buffer.shape});
+      if (buffer.is_output) continue;
+      std::vector<BufferRef>& leaves = parameters[buffer.index];
+      size_t leaf = static_cast<size_t>(std::max<int64_t>(buffer.leaf, 0));
+      if (leaves.size() <= leaf) leaves.resize(leaf + 1);
+      leaves[leaf] = buffers_.back();
     }
     elemental_ = std::make_unique<ElementalEmitter>(builder, abi.hooks(), env_, parameters);
   }
@@ -31,9 +36,9 @@ class BodyEmitter {
   /// Registers the six launch ids (values and ranges) before any loop is emitted.
   void SetLaunchIds(const std::array<llvm::Value*, emitters::kLaunchDims>& ids) {
     const emitters::LaunchGrid& grid = kernel_.launch;
-    const std::array<int64_t, emitters::kLaunchDims> sizes = {
-        grid.threads[0], grid.threads[1], grid.threads[2],
-        grid.blocks[0],  grid.blocks[1],  grid.blocks[2]};
+    const std::array<int64_t, emitters::kLaunchDims> sizes = {grid.threads[0], grid.threads[1],
+                                                              grid.threads[2], grid.blocks[0],
+                                                              grid.blocks[1],  grid.blocks[2]};
     for (int64_t i = 0; i < emitters::kLaunchDims; ++i) {
       launch_[i] = env_.AddVariable(ids[i], Interval::ForSize(sizes[i]));
     }
@@ -121,28 +126,37 @@ class BodyEmitter {
     return EmitIf(builder_, condition, emit_statements);
   }
 
+  // A call's leaves are emitted when a store needs them, not all at the call: the leaves
+  // of a tuple-shaped root (a call returning arrays of other shapes) need not be valid at
+  // the index of the loop that stores one of them.
   Status EmitStatements(const LoopStmt& loop, std::span<const AffineExpr> index) {
-    std::unordered_map<int64_t, ScalarValue> values;
+    struct PendingLeaf {
+      const hlo::HloInstruction* root;
+      int64_t leaf;
+      std::vector<AffineExpr> indices;
+    };
+    std::unordered_map<int64_t, PendingLeaf> values;
     for (const emitters::BodyStmt& stmt : loop.body) {
       if (const auto* call = std::get_if<emitters::CallStmt>(&stmt)) {
         std::vector<AffineExpr> indices;
         for (const AffineExpr& expr : call->indices) indices.push_back(expr.Substitute(index, {}));
         const emitters::KernelFunction& function = kernel_.functions[call->function];
         int64_t position = call->first_value;
-        for (const auto& [root, tuple_index] : function.Leaves()) {
-          TS_ASSIGN_OR_RETURN(ScalarValue value,
-                              elemental_->EmitElement(*root, indices, tuple_index));
-          values[position++] = value;
+        for (const auto& [root, leaf] : function.Leaves()) {
+          values[position++] = {root, leaf, indices};
         }
       } else if (const auto* store = std::get_if<emitters::StoreStmt>(&stmt)) {
         std::vector<AffineExpr> indices;
         for (const AffineExpr& expr : store->indices) indices.push_back(expr.Substitute(index, {}));
         auto it = values.find(store->value);
         if (it == values.end()) {
-          return MakeError(ErrorCode::kInternal, "store of undefined value %v" +
-                                                     std::to_string(store->value));
+          return MakeError(ErrorCode::kInternal,
+                           "store of undefined value %v" + std::to_string(store->value));
         }
-        TS_RETURN_IF_ERROR(elemental_->Store(buffers_[store->buffer], indices, it->second));
+        const PendingLeaf& pending = it->second;
+        TS_ASSIGN_OR_RETURN(ScalarValue value,
+                            elemental_->EmitElement(*pending.root, pending.indices, pending.leaf));
+        TS_RETURN_IF_ERROR(elemental_->Store(buffers_[store->buffer], indices, value));
       }
     }
     return OkStatus();
@@ -193,8 +207,8 @@ Expected<llvm::Function*> EmitKernelFunction(const KernelIR& kernel, llvm::Modul
           // barrier between phases.
           auto threads = EmitCountedLoop(
               builder, builder.getInt64(0), builder.getInt64(grid.threads_per_block()), {},
-              [&](llvm::Value* thread, std::vector<llvm::Value*>)
-                  -> Expected<std::vector<llvm::Value*>> {
+              [&](llvm::Value* thread,
+                  std::vector<llvm::Value*>) -> Expected<std::vector<llvm::Value*>> {
                 llvm::Value* threads_x = builder.getInt64(grid.threads[0]);
                 llvm::Value* threads_y = builder.getInt64(grid.threads[1]);
                 llvm::Value* thread_x = builder.CreateURem(thread, threads_x);

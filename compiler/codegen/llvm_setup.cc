@@ -2,7 +2,6 @@
 
 #include <llvm/Analysis/CGSCCPassManager.h>
 #include <llvm/Analysis/LoopAnalysisManager.h>
-#include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/TargetSelect.h>
 
 #include <mutex>
@@ -21,18 +20,21 @@ void InitializeLlvm() {
   });
 }
 
-void OptimizeModule(llvm::Module& module, llvm::TargetMachine& machine) {
+void OptimizeModule(llvm::Module& module, llvm::TargetMachine& machine,
+                    const std::function<void(llvm::PassBuilder&)>& customize) {
   llvm::LoopAnalysisManager loops;
   llvm::FunctionAnalysisManager functions;
   llvm::CGSCCAnalysisManager cgscc;
   llvm::ModuleAnalysisManager modules;
   llvm::PassBuilder builder(&machine);
+  if (customize) customize(builder);
   builder.registerModuleAnalyses(modules);
   builder.registerCGSCCAnalyses(cgscc);
   builder.registerFunctionAnalyses(functions);
   builder.registerLoopAnalyses(loops);
   builder.crossRegisterProxies(loops, functions, cgscc, modules);
-  llvm::ModulePassManager pipeline = builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+  llvm::ModulePassManager pipeline =
+      builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
   pipeline.run(module, modules);
 }
 

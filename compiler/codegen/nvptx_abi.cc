@@ -19,8 +19,8 @@ constexpr std::array<llvm::Intrinsic::ID, emitters::kLaunchDims> kLaunchIdIntrin
     llvm::Intrinsic::nvvm_read_ptx_sreg_tid_z,   llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x,
     llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_y, llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_z};
 
-llvm::MDNode* Annotation(llvm::LLVMContext& context, llvm::Function* function,
-                         std::string_view key, int64_t value) {
+llvm::MDNode* Annotation(llvm::LLVMContext& context, llvm::Function* function, std::string_view key,
+                         int64_t value) {
   llvm::Type* i32 = llvm::Type::getInt32Ty(context);
   return llvm::MDNode::get(context,
                            {llvm::ValueAsMetadata::get(function), llvm::MDString::get(context, key),
@@ -50,15 +50,15 @@ llvm::Function* NvptxAbi::CreateFunction(llvm::Module& module, const emitters::K
   llvm::Type* global_ptr = llvm::PointerType::get(context, kGlobalAddressSpace);
   std::vector<llvm::Type*> arguments(kernel.buffers.size(), global_ptr);
   auto* type = llvm::FunctionType::get(llvm::Type::getVoidTy(context), arguments, false);
-  llvm::Function* function = llvm::Function::Create(type, llvm::Function::ExternalLinkage,
-                                                    NvptxEntryName(kernel), module);
+  llvm::Function* function =
+      llvm::Function::Create(type, llvm::Function::ExternalLinkage, NvptxEntryName(kernel), module);
   for (size_t i = 0; i < kernel.buffers.size(); ++i) {
     auto arg = static_cast<unsigned>(i);
     function->getArg(arg)->setName(kernel.buffers[i].name);
     // Distinct buffers never overlap: what lets loads move past stores and vectorise.
     function->addParamAttr(arg, llvm::Attribute::NoAlias);
-    function->addParamAttr(arg, llvm::Attribute::getWithAlignment(
-                                    context, llvm::Align(kBufferAlignment)));
+    function->addParamAttr(
+        arg, llvm::Attribute::getWithAlignment(context, llvm::Align(kBufferAlignment)));
     if (auto physical = hlo::PhysicalLayout::Create(kernel.buffers[i].shape);
         physical && physical->byte_size() > 0) {
       function->addDereferenceableParamAttr(arg, static_cast<uint64_t>(physical->byte_size()));
@@ -76,8 +76,8 @@ llvm::Value* NvptxAbi::BufferPointer(llvm::IRBuilder<>&, llvm::Function* functio
 
 llvm::Value* NvptxAbi::LaunchId(llvm::IRBuilder<>& builder, int64_t which,
                                 const emitters::LaunchGrid& grid) {
-  int64_t size = which < emitters::kBlockIdX ? grid.threads[which]
-                                             : grid.blocks[which - emitters::kBlockIdX];
+  int64_t size =
+      which < emitters::kBlockIdX ? grid.threads[which] : grid.blocks[which - emitters::kBlockIdX];
   llvm::Module& module = *builder.GetInsertBlock()->getModule();
   llvm::Function* intrinsic = llvm::Intrinsic::getDeclaration(&module, kLaunchIdIntrinsics[which]);
   llvm::CallInst* id = builder.CreateCall(intrinsic, {});
@@ -95,7 +95,8 @@ void NvptxAbi::Finish(llvm::Module& module, llvm::Function* function,
   annotations->addOperand(Annotation(context, function, "kernel", 1));
   constexpr std::array<std::string_view, 3> kMaxThreads = {"maxntidx", "maxntidy", "maxntidz"};
   for (size_t i = 0; i < kMaxThreads.size(); ++i) {
-    annotations->addOperand(Annotation(context, function, kMaxThreads[i], kernel.launch.threads[i]));
+    annotations->addOperand(
+        Annotation(context, function, kMaxThreads[i], kernel.launch.threads[i]));
   }
 }
 

@@ -153,8 +153,9 @@ Expected<Cubin> CompileWithPtxas(std::string_view ptx, int sm_version) {
     file.write(ptx.data(), static_cast<std::streamsize>(ptx.size()));
     if (!file) return MakeError(ErrorCode::kIo, "cannot write " + input.string());
   }
-  std::vector<std::string> words = {ptxas.string(), "-arch=sm_" + std::to_string(sm_version),
-                                    "-O3", "-v", input.string(), "-o", output.string()};
+  std::vector<std::string> words = {
+      ptxas.string(), "-arch=sm_" + std::to_string(sm_version), "-O3", "-v", input.string(), "-o",
+      output.string()};
   std::vector<char*> argv;
   for (std::string& word : words) argv.push_back(word.data());
   argv.push_back(nullptr);
@@ -215,19 +216,23 @@ Expected<ResourceUsage> ParsePtxasReport(std::string_view report, std::string_vi
   return usage;
 }
 
-Expected<Cubin> CompilePtxToCubin(std::string_view ptx, int sm_version, std::string_view entry) {
+Expected<Cubin> CompilePtxToCubin(std::string_view ptx, int sm_version, std::string_view entry,
+                                  CubinTool tool) {
   Expected<Cubin> cubin = MakeError(ErrorCode::kFailedPrecondition, "nvJitLink is not linked in");
 #ifdef TILESMITH_HAVE_NVJITLINK
-  cubin = CompileWithNvJitLink(ptx, sm_version);
+  if (tool != CubinTool::kPtxas) cubin = CompileWithNvJitLink(ptx, sm_version);
 #endif
-  if (!cubin) {
+  if (tool == CubinTool::kPtxas) {
+    cubin = CompileWithPtxas(ptx, sm_version);
+  } else if (!cubin && tool == CubinTool::kAuto) {
     Expected<Cubin> fallback = CompileWithPtxas(ptx, sm_version);
     if (!fallback) {
-      return MakeError(cubin.error().code, cubin.error().message + "; ptxas fallback: " +
-                                               fallback.error().message);
+      return MakeError(cubin.error().code,
+                       cubin.error().message + "; ptxas fallback: " + fallback.error().message);
     }
     cubin = std::move(fallback);
   }
+  if (!cubin) return std::unexpected(cubin.error());
   TS_ASSIGN_OR_RETURN(cubin->usage, ParsePtxasReport(cubin->info_log, entry));
   return cubin;
 }

@@ -30,10 +30,17 @@ struct Cubin {
   std::string info_log;  // ptxas's verbose report
 };
 
+/// Which assembler makes the cubin.
+enum class CubinTool {
+  kAuto,       // nvJitLink when linked in; ptxas if it is not or fails
+  kNvJitLink,  // in-process only
+  kPtxas,      // the ptxas subprocess only
+};
+
 /// Assembles `ptx` for `sm_<sm_version>` at -O3 and reports the resources of kernel
-/// `entry`. nvJitLink first; if it is not linked in or fails, ptxas as a subprocess (its
-/// error is returned when both fail).
-Expected<Cubin> CompilePtxToCubin(std::string_view ptx, int sm_version, std::string_view entry);
+/// `entry`. With kAuto, both errors are returned when both tools fail.
+Expected<Cubin> CompilePtxToCubin(std::string_view ptx, int sm_version, std::string_view entry,
+                                  CubinTool tool = CubinTool::kAuto);
 
 /// Reads the resources of `entry` from ptxas's verbose report: `ptxas -v` stderr or
 /// nvJitLink's `-verbose` info log (lines such as `Function properties for NAME`,

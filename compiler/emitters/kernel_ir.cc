@@ -27,6 +27,24 @@ std::string IndexList(std::span<const analysis::AffineExpr> indices,
 
 }  // namespace
 
+std::vector<const hlo::Shape*> ArrayLeaves(const hlo::Shape& shape) {
+  if (!shape.IsTuple()) return {&shape};
+  std::vector<const hlo::Shape*> leaves;
+  for (const hlo::Shape& element : shape.tuple_elements()) {
+    std::vector<const hlo::Shape*> inner = ArrayLeaves(element);
+    leaves.insert(leaves.end(), inner.begin(), inner.end());
+  }
+  return leaves;
+}
+
+int64_t LeafOffset(const hlo::Shape& shape, int64_t element) {
+  int64_t offset = 0;
+  for (int64_t i = 0; i < element; ++i) {
+    offset += static_cast<int64_t>(ArrayLeaves(shape.tuple_element(i)).size());
+  }
+  return offset;
+}
+
 std::vector<std::pair<const hlo::HloInstruction*, int64_t>> KernelFunction::Leaves() const {
   std::vector<std::pair<const hlo::HloInstruction*, int64_t>> leaves;
   for (const hlo::HloInstruction* root : roots) {
@@ -34,9 +52,8 @@ std::vector<std::pair<const hlo::HloInstruction*, int64_t>> KernelFunction::Leav
       leaves.emplace_back(root, -1);
       continue;
     }
-    for (size_t i = 0; i < root->shape().tuple_elements().size(); ++i) {
-      leaves.emplace_back(root, static_cast<int64_t>(i));
-    }
+    int64_t count = static_cast<int64_t>(ArrayLeaves(root->shape()).size());
+    for (int64_t leaf = 0; leaf < count; ++leaf) leaves.emplace_back(root, leaf);
   }
   return leaves;
 }
@@ -86,8 +103,8 @@ std::string KernelIR::ToString() const {
           out += " = call @" + function.name + "(" + IndexList(call->indices, index_names) + ")\n";
         } else if (const auto* store = std::get_if<StoreStmt>(&stmt)) {
           out += "      store %" + buffers[store->buffer].name + "[" +
-                 IndexList(store->indices, index_names) + "] = %v" +
-                 std::to_string(store->value) + "\n";
+                 IndexList(store->indices, index_names) + "] = %v" + std::to_string(store->value) +
+                 "\n";
         }
       }
       out += "    }\n";

@@ -23,13 +23,23 @@ struct LaunchGrid {
   int64_t threads_per_block() const { return threads[0] * threads[1] * threads[2]; }
 };
 
-/// A kernel argument: a fusion parameter (read) or a fusion output (written).
+/// A kernel argument: a fusion parameter (read) or a fusion output (written). A
+/// tuple-shaped parameter gets one buffer per array leaf.
 struct KernelBuffer {
   std::string name;  // "p0", "out0"
   hlo::Shape shape;  // array shape with its layout: how the bytes are laid out
   bool is_output = false;
   int64_t index = 0;  // the parameter number, or the output's position
+  int64_t leaf = -1;  // the array leaf of a tuple-shaped parameter (ArrayLeaves order)
 };
+
+/// The array leaves of `shape` in depth-first order (an array is its own only leaf). A
+/// tuple-shaped value's leaves are numbered in this order: that flat number is the
+/// "tuple index" kernels and elemental code use, so nested tuples need no paths.
+std::vector<const hlo::Shape*> ArrayLeaves(const hlo::Shape& shape);
+
+/// The flat number of the first leaf of tuple element `element` of tuple `shape`.
+int64_t LeafOffset(const hlo::Shape& shape, int64_t element);
 
 /// A piece of the fused computation emitted as one function: computes `roots` at one
 /// index (the roots share a shape). Reads parameters directly and calls other functions
@@ -39,8 +49,8 @@ struct KernelFunction {
   std::vector<const hlo::HloInstruction*> roots;
   std::vector<const hlo::HloInstruction*> instructions;  // post-order, roots included
 
-  /// One value per array a call returns: (root, tuple index), the tuple index -1 for an
-  /// array root and each element's index for a tuple-shaped root (a variadic reduce).
+  /// One value per array a call returns: (root, leaf), the leaf -1 for an array root and
+  /// each array leaf's flat number for a tuple-shaped root (a variadic reduce, a call).
   std::vector<std::pair<const hlo::HloInstruction*, int64_t>> Leaves() const;
 };
 

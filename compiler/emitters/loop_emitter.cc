@@ -42,11 +42,11 @@ bool MayPreventVectorization(const hlo::HloComputation& fusion) {
   return false;
 }
 
-// A fusion output: an array root, or one element of a tuple-shaped root (a variadic
-// reduce); each gets its own buffer.
+// A fusion output: an array root, or one array leaf of a tuple-shaped root (a variadic
+// reduce, a call, a nested tuple); each gets its own buffer.
 struct Output {
   const HloInstruction* root;
-  int64_t tuple_index;  // -1 for an array root
+  int64_t leaf;  // -1 for an array root
   const hlo::Shape* shape;
 };
 
@@ -57,8 +57,9 @@ std::vector<Output> FusionOutputs(const FusionAnalysis& analysis) {
       outputs.push_back({root, -1, &root->shape()});
       continue;
     }
-    for (size_t i = 0; i < root->shape().tuple_elements().size(); ++i) {
-      outputs.push_back({root, static_cast<int64_t>(i), &root->shape().tuple_element(i)});
+    std::vector<const hlo::Shape*> leaves = ArrayLeaves(root->shape());
+    for (size_t i = 0; i < leaves.size(); ++i) {
+      outputs.push_back({root, static_cast<int64_t>(i), leaves[i]});
     }
   }
   return outputs;
@@ -125,12 +126,17 @@ Expected<LoopConfig> LoopConfig::FromJson(const nlohmann::json& json) {
       return InvalidArgument("loop config field '" + key + "' must be an integer");
     }
     int64_t number = value.get<int64_t>();
-    if (key == "threads_per_block") config.threads_per_block = number;
-    else if (key == "vector") config.vector = number;
-    else if (key == "chunks") config.chunks = number;
-    else if (key == "blocks_y") config.blocks_y = number;
-    else return InvalidArgument("unknown loop config field '" + key +
-                                "' (threads_per_block, vector, chunks, blocks_y)");
+    if (key == "threads_per_block")
+      config.threads_per_block = number;
+    else if (key == "vector")
+      config.vector = number;
+    else if (key == "chunks")
+      config.chunks = number;
+    else if (key == "blocks_y")
+      config.blocks_y = number;
+    else
+      return InvalidArgument("unknown loop config field '" + key +
+                             "' (threads_per_block, vector, chunks, blocks_y)");
   }
   return config;
 }
@@ -161,8 +167,7 @@ Status ValidateLoopConfig(const LoopConfig& config, const FusionAnalysis& analys
                           const DeviceInfo& device) {
   if (config.threads_per_block < 1 || config.threads_per_block > device.max_threads_per_block) {
     return InvalidArgument("threads_per_block=" + std::to_string(config.threads_per_block) +
-                           " is outside [1, " + std::to_string(device.max_threads_per_block) +
-                           "]");
+                           " is outside [1, " + std::to_string(device.max_threads_per_block) + "]");
   }
   if (config.threads_per_block % device.warp_size != 0) {
     return InvalidArgument("threads_per_block=" + std::to_string(config.threads_per_block) +
@@ -214,12 +219,20 @@ Expected<KernelIR> EmitLoopKernel(const FusionAnalysis& analysis, const LoopConf
   kernel.emitter = "loop";
   kernel.config_json = config.ToJson().dump();
   for (const HloInstruction* parameter : fusion.parameters()) {
-    kernel.buffers.push_back({"p" + std::to_string(parameter->parameter_number()),
-                              parameter->shape(), false, parameter->parameter_number()});
+    std::string name = "p" + std::to_string(parameter->parameter_number());
+    if (!parameter->shape().IsTuple()) {
+      kernel.buffers.push_back({name, parameter->shape(), false, parameter->parameter_number()});
+      continue;
+    }
+    std::vector<const hlo::Shape*> leaves = ArrayLeaves(parameter->shape());
+    for (size_t i = 0; i < leaves.size(); ++i) {
+      kernel.buffers.push_back({name + "." + std::to_string(i), *leaves[i], false,
+                                parameter->parameter_number(), static_cast<int64_t>(i)});
+    }
   }
   for (size_t i = 0; i < outputs.size(); ++i) {
-    kernel.buffers.push_back({"out" + std::to_string(i), *outputs[i].shape, true,
-                              static_cast<int64_t>(i)});
+    kernel.buffers.push_back(
+        {"out" + std::to_string(i), *outputs[i].shape, true, static_cast<int64_t>(i)});
   }
 
   analysis::PartitionedComputation partition = analysis::PartitionComputation(fusion);
@@ -238,9 +251,12 @@ Expected<KernelIR> EmitLoopKernel(const FusionAnalysis& analysis, const LoopConf
   int64_t next_value = 0;
   for (const OutputGroup& group : GroupOutputs(outputs)) {
     int64_t elements = group.shape->ElementCount();
-    std::vector<Interval> dim_ranges = {
-        Interval::ForSize(config.threads_per_block), Interval::Point(0), Interval::Point(0),
-        Interval::ForSize(blocks_x), Interval::ForSize(config.blocks_y), Interval::Point(0)};
+    std::vector<Interval> dim_ranges = {Interval::ForSize(config.threads_per_block),
+                                        Interval::Point(0),
+                                        Interval::Point(0),
+                                        Interval::ForSize(blocks_x),
+                                        Interval::ForSize(config.blocks_y),
+                                        Interval::Point(0)};
     std::vector<analysis::SymbolVar> symbols = {{Interval::ForSize(config.chunks)},
                                                 {Interval::ForSize(config.vector)}};
     AffineExpr thread = AffineExpr::Dim(kThreadIdX);
@@ -259,9 +275,9 @@ Expected<KernelIR> EmitLoopKernel(const FusionAnalysis& analysis, const LoopConf
       int64_t function = partition.SubgraphOf(*leaf.root);
       std::vector<std::pair<const HloInstruction*, int64_t>> leaves =
           kernel.functions[function].Leaves();
-      int64_t position = std::find(leaves.begin(), leaves.end(),
-                                   std::make_pair(leaf.root, leaf.tuple_index)) -
-                         leaves.begin();
+      int64_t position =
+          std::find(leaves.begin(), leaves.end(), std::make_pair(leaf.root, leaf.leaf)) -
+          leaves.begin();
       // One call per function per loop: later outputs of the same function reuse its values.
       int64_t value = -1;
       for (const BodyStmt& stmt : loop.body) {

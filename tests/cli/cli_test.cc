@@ -403,5 +403,46 @@ TEST(CliTest, ScheduleErrors) {
   EXPECT_NE(Tilesmith("--help").out.find("schedule"), std::string::npos);
 }
 
+// `compile` for a cuda target: PTX, a cubin file and the stats keys of issue 4. Needs the
+// CUDA toolkit (no GPU).
+TEST(CliTest, CompileGeluForSm90) {
+  std::string gelu = std::string(TILESMITH_SOURCE_DIR) + "/configs/examples/gelu.hlo";
+  CommandResult stats = Tilesmith("compile " + gelu + " --target cuda:sm_90 --emit stats --json");
+  if (stats.exit_code != 0 && stats.err.find("toolkit was not found") != std::string::npos) {
+    GTEST_SKIP() << stats.err;
+  }
+  ASSERT_EQ(stats.exit_code, 0) << stats.err;
+  nlohmann::json json = nlohmann::json::parse(stats.out);
+  EXPECT_GT(json["registers"].get<int>(), 0);
+  EXPECT_EQ(json["spill_bytes"], 0);
+  EXPECT_EQ(json["shared_bytes"], 0);
+  EXPECT_EQ(json["stack_bytes"], 0);
+  EXPECT_EQ(json["grid"], nlohmann::json({24576, 1, 1}));
+  EXPECT_EQ(json["block"], nlohmann::json({128, 1, 1}));
+  for (const char* key : {"compile_ms", "emit_ms", "optimize_ms", "ptx_ms", "cubin_ms"}) {
+    EXPECT_GT(json[key].get<double>(), 0) << key;
+  }
+
+  CommandResult ptx = Tilesmith("compile " + gelu + " --target cuda:sm_90 --emit ptx");
+  ASSERT_EQ(ptx.exit_code, 0) << ptx.err;
+  EXPECT_NE(ptx.out.find(".visible .entry gelu("), std::string::npos);
+  EXPECT_NE(ptx.out.find("ld.global.nc.v4.u16"), std::string::npos);
+
+  TempDir dir;
+  std::string cubin = dir.File("gelu.cubin");
+  CommandResult written =
+      Tilesmith("compile " + gelu + " --target cuda:sm_90 --emit cubin --out " + cubin);
+  ASSERT_EQ(written.exit_code, 0) << written.err;
+  std::ifstream file(cubin, std::ios::binary);
+  std::string magic(4, '\0');
+  file.read(magic.data(), 4);
+  EXPECT_EQ(magic,
+            "\x7f"
+            "ELF");
+  CommandResult bad = Tilesmith("compile " + gelu + " --target cuda:sm_90 --emit kernel-ir2");
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.err.find("ptx, cubin or stats"), std::string::npos) << bad.err;
+}
+
 }  // namespace
 }  // namespace tilesmith
