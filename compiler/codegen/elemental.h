@@ -35,6 +35,13 @@ class TargetHooks {
   virtual llvm::FunctionCallee MathFunction(llvm::Module& module, std::string_view name,
                                             llvm::Type* type) = 0;
 
+  /// Inline code for math function `name` on `x` that the optimiser can vectorise, or null
+  /// to call `MathFunction` instead.
+  virtual llvm::Value* EmitMathInline(llvm::IRBuilderBase& /*builder*/, std::string_view /*name*/,
+                                      llvm::Value* /*x*/) {
+    return nullptr;
+  }
+
   /// Calls the C library's complex function `name` on `arguments` of complex `type` (c64
   /// or c128, each an {re, im} struct) and returns its {re, im} result. Names are C99's
   /// without the `c` prefix and type suffix ("exp", "log", "pow", "asinh", …), plus "mul"

@@ -14,6 +14,7 @@
 #include "compiler/codegen/kernel_codegen.h"
 #include "compiler/codegen/llvm_setup.h"
 #include "compiler/codegen/math_library.h"
+#include "compiler/codegen/vector_math.h"
 #include "compiler/hlo/buffer.h"
 #include "compiler/hlo/tiling.h"
 #include "support/thread_pool.h"
@@ -30,7 +31,8 @@ double MillisecondsSince(std::chrono::steady_clock::time_point start) {
 // functions, as std::complex (and so the evaluator) calls them.
 class HostHooks : public TargetHooks {
  public:
-  explicit HostHooks(bool complex_library) : complex_library_(complex_library) {}
+  HostHooks(bool complex_library, bool vector_math)
+      : complex_library_(complex_library), vector_math_(vector_math) {}
   llvm::FunctionCallee MathFunction(llvm::Module& module, std::string_view name,
                                     llvm::Type* type) override {
     return DeclareMathFunction(module, "", name, type);
@@ -41,9 +43,14 @@ class HostHooks : public TargetHooks {
     if (!complex_library_) return nullptr;
     return CallLibcComplexFunction(builder, name, type, arguments);
   }
+  llvm::Value* EmitMathInline(llvm::IRBuilderBase& builder, std::string_view name,
+                              llvm::Value* x) override {
+    return vector_math_ ? EmitVectorMath(builder, name, x) : nullptr;
+  }
 
  private:
   bool complex_library_;
+  bool vector_math_;
 };
 
 // Host kernels get their buffers as separate noalias arguments of an inner function (so
@@ -51,7 +58,8 @@ class HostHooks : public TargetHooks {
 // unpacks them and calls it.
 class HostAbi : public KernelAbi {
  public:
-  explicit HostAbi(const HostOptions& options) : hooks_(options.complex_library) {}
+  explicit HostAbi(const HostOptions& options)
+      : hooks_(options.complex_library, options.vector_math) {}
   TargetHooks& hooks() override { return hooks_; }
 
   llvm::Function* CreateFunction(llvm::Module& module, const emitters::KernelIR& kernel) override {

@@ -26,7 +26,13 @@ void OptimizeModule(llvm::Module& module, llvm::TargetMachine& machine,
   llvm::FunctionAnalysisManager functions;
   llvm::CGSCCAnalysisManager cgscc;
   llvm::ModuleAnalysisManager modules;
-  llvm::PassBuilder builder(&machine);
+  // The default PipelineTuningOptions leave the loop and SLP vectorisers
+  // off; the host kernels depend on them to widen per-thread loops.
+  llvm::PipelineTuningOptions tuning;
+  tuning.LoopVectorization = true;
+  tuning.SLPVectorization = true;
+  tuning.LoopUnrolling = true;
+  llvm::PassBuilder builder(&machine, tuning);
   if (customize) customize(builder);
   builder.registerModuleAnalyses(modules);
   builder.registerCGSCCAnalyses(cgscc);

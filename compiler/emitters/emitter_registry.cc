@@ -16,7 +16,8 @@ nlohmann::json DefaultConfig(const analysis::FusionAnalysis& analysis, const Dev
 
 Status ValidateConfig(const analysis::FusionAnalysis& analysis, const nlohmann::json& config,
                       const DeviceInfo& device) {
-  TS_ASSIGN_OR_RETURN(LoopConfig loop, LoopConfig::FromJson(config));
+  TS_ASSIGN_OR_RETURN(LoopConfig loop,
+                      LoopConfig::FromJson(config, DefaultLoopConfig(analysis, device)));
   return ValidateLoopConfig(loop, analysis, device);
 }
 
@@ -24,7 +25,7 @@ Expected<KernelIR> EmitKernel(const analysis::FusionAnalysis& analysis,
                               const nlohmann::json& config, const DeviceInfo& device) {
   LoopConfig loop = DefaultLoopConfig(analysis, device);
   if (!config.is_null()) {
-    TS_ASSIGN_OR_RETURN(loop, LoopConfig::FromJson(config));
+    TS_ASSIGN_OR_RETURN(loop, LoopConfig::FromJson(config, loop));
   }
   return EmitLoopKernel(analysis, loop, device);
 }

@@ -19,11 +19,12 @@ std::string EmitterFor(const analysis::FusionAnalysis& analysis);
 /// The emitter's default config (XLA's choice) as JSON.
 nlohmann::json DefaultConfig(const analysis::FusionAnalysis& analysis, const DeviceInfo& device);
 
-/// Checks `config` against the emitter and the device; the error says why not.
+/// Checks `config` (overlaid on the default) against the emitter and the device; the
+/// error says why not.
 Status ValidateConfig(const analysis::FusionAnalysis& analysis, const nlohmann::json& config,
                       const DeviceInfo& device);
 
-/// The kernel for `config` (null: the default).
+/// The kernel for `config` (null: the default; fields it leaves out take the default's).
 Expected<KernelIR> EmitKernel(const analysis::FusionAnalysis& analysis,
                               const nlohmann::json& config, const DeviceInfo& device);
 

@@ -18,13 +18,15 @@ namespace tilesmith::emitters {
 /// physical order.
 struct LoopConfig {
   int64_t threads_per_block = 128;
-  int64_t vector = 1;     // consecutive elements per thread step (unroll / vector width)
-  int64_t chunks = 1;     // steps per thread: elements per thread = vector * chunks
-  int64_t blocks_y = 1;   // the grid's y extent, when x alone cannot cover the blocks
+  int64_t vector = 1;    // consecutive elements per thread step (unroll / vector width)
+  int64_t chunks = 1;    // steps per thread: elements per thread = vector * chunks
+  int64_t blocks_y = 1;  // the grid's y extent, when x alone cannot cover the blocks
 
   nlohmann::json ToJson() const;
   /// Reads `{"threads_per_block": 128, "vector": 4, "chunks": 1, "blocks_y": 1}`; missing
-  /// fields keep their defaults, unknown fields are errors.
+  /// fields keep `base`'s values (callers pass the fusion's default), unknown fields are
+  /// errors.
+  static Expected<LoopConfig> FromJson(const nlohmann::json& json, const LoopConfig& base);
   static Expected<LoopConfig> FromJson(const nlohmann::json& json);
   friend bool operator==(const LoopConfig&, const LoopConfig&) = default;
 };

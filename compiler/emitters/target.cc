@@ -31,6 +31,7 @@ DeviceInfo DeviceInfo::ForTarget(const Target& target) {
     info.name = "host";
     info.sm_count = std::max<int64_t>(1, std::thread::hardware_concurrency());
     info.shared_memory_per_block = info.shared_memory_per_block_optin = 1 << 20;
+    info.simd_bytes = 32;
     return info;
   }
   // Public datasheet figures of each architecture's flagship data-center part.

@@ -36,12 +36,15 @@ struct DeviceInfo {
   int64_t max_grid_x = (int64_t{1} << 31) - 1;
   int64_t max_grid_y = 65535;
   int64_t max_grid_z = 65535;
-  int64_t shared_memory_per_block = 48 * 1024;         // without opt-in
-  int64_t shared_memory_per_block_optin = 48 * 1024;   // with opt-in
+  int64_t shared_memory_per_block = 48 * 1024;        // without opt-in
+  int64_t shared_memory_per_block_optin = 48 * 1024;  // with opt-in
   int64_t registers_per_sm = 65536;
   int64_t max_registers_per_thread = 255;
   double clock_ghz = 1.0;
   double memory_bandwidth_gbs = 0;
+  /// Bytes of the widest SIMD register when it, not XLA's GPU rule, should size the loop
+  /// emitter's default vector width (the host: 32 for AVX2); 0 on GPUs.
+  int64_t simd_bytes = 0;
 
   /// The description used for `target` when no measured one is given.
   static DeviceInfo ForTarget(const Target& target);

@@ -44,9 +44,13 @@ ENTRY e {
   EXPECT_EQ(Count(*ir, R"(load (<\d+ x )?(float|bfloat|half)>?)"), 0) << *ir;
   EXPECT_EQ(Count(*ir, R"(fptrunc|fpext)"), 0) << *ir;
   // One rounding per op: add, multiply, tanh.
-  EXPECT_EQ(Count(*ir, R"(add (<\d+ x )?i32>? %\w+, (<\d+ x i32> <(i32 32767(, )?)+>|32767))"), 3)
-      << *ir;
-  EXPECT_EQ(Count(*ir, R"(call float @tanhf)"), 1) << *ir;
+  // (The loop may be unrolled: three per copy of the body.)
+  int roundings = Count(*ir, R"(add (<\d+ x )?i32>? %\w+, (<(i32 32767(, )?)+>|32767))");
+  EXPECT_GE(roundings, 3) << *ir;
+  EXPECT_EQ(roundings % 3, 0) << *ir;
+  // tanh is computed inline, in vector lanes, not by a scalar libm call.
+  EXPECT_EQ(Count(*ir, R"(@tanhf)"), 0) << *ir;
+  EXPECT_GE(Count(*ir, R"(fmuladd\.v\d+f32)"), 1) << *ir;
 }
 
 // On the host, complex division and functions are the C runtime's, as std::complex (and

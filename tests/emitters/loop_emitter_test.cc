@@ -69,6 +69,33 @@ TEST(LoopEmitterTest, DefaultsAreXlas) {
   EXPECT_EQ(huge_kernel->launch.blocks, (std::array<int64_t, 3>{1207959552, 2, 1}));
 }
 
+// The host keeps XLA's conditions for unrolling but sizes the unroll to one 256-bit
+// register: 8 lanes of f32 or bf16, 4 of f64, fewer when the element count says so.
+TEST(LoopEmitterTest, HostDefaultFillsASimdRegister) {
+  DeviceInfo host = DeviceInfo::ForTarget(Target::Host());
+  auto vector_of = [&](const std::string& shape) {
+    auto module = Parse(Elementwise(shape));
+    return DefaultLoopConfig(analysis::AnalyzeFusion(*module->fusion()), host).vector;
+  };
+  EXPECT_EQ(vector_of("f32[6,512,4096]"), 8);
+  EXPECT_EQ(vector_of("bf16[6,512,4096]"), 8);
+  EXPECT_EQ(vector_of("f64[6,512,4096]"), 4);
+  EXPECT_EQ(vector_of("f32[4098,3]"), 2);  // 12294 = 2 x odd
+  EXPECT_EQ(vector_of("f32[100]"), 1);     // too small to unroll, as on the GPU
+}
+
+// A partial config overlays the fusion's default: {"vector": 2} keeps 128 threads.
+TEST(LoopEmitterTest, PartialConfigsOverlayTheDefault) {
+  auto module = Parse(Elementwise("bf16[6,512,4096]"));
+  analysis::FusionAnalysis analysis = analysis::AnalyzeFusion(*module->fusion());
+  auto config =
+      LoopConfig::FromJson(nlohmann::json{{"vector", 2}}, DefaultLoopConfig(analysis, H100()));
+  ASSERT_TRUE(config.has_value()) << config.error().message;
+  EXPECT_EQ(*config, (LoopConfig{128, 2, 1, 1}));
+  EXPECT_EQ(*LoopConfig::FromJson(nlohmann::json{{"chunks", 2}}, LoopConfig{256, 4, 1, 1}),
+            (LoopConfig{256, 4, 2, 1}));
+}
+
 TEST(LoopEmitterTest, InvalidConfigsSayWhy) {
   auto module = Parse(Elementwise("f32[1024]"));
   analysis::FusionAnalysis analysis = analysis::AnalyzeFusion(*module->fusion());
