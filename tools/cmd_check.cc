@@ -15,6 +15,7 @@
 #include "compiler/hlo/literal_compare.h"
 #include "compiler/hlo/npy.h"
 #include "support/log.h"
+#include "support/sha256.h"
 #include "tools/commands.h"
 #include "tools/fusion_loader.h"
 #include "tools/kernel_tools.h"
@@ -54,7 +55,8 @@ Expected<std::vector<hlo::Literal>> Arguments(const cli::Args& args,
   }
   std::vector<hlo::Literal> arguments;
   for (int64_t i = 0; i < fusion.parameter_count(); ++i) {
-    TS_ASSIGN_OR_RETURN(hlo::Literal argument, hlo::ReadNpy(inputs[i], fusion.parameter(i)->shape()));
+    TS_ASSIGN_OR_RETURN(hlo::Literal argument,
+                        hlo::ReadNpy(inputs[i], fusion.parameter(i)->shape()));
     arguments.push_back(std::move(argument));
   }
   return arguments;
@@ -105,10 +107,10 @@ int RunRun(const cli::Args& args) {
     }
     auto bytes = hlo::SerializeNpy(output);
     if (!bytes) return ReportError(bytes.error().message);
-    auto checksum = hlo::Sha256Hex(std::string_view(reinterpret_cast<const char*>(bytes->data()),
-                                                     bytes->size()));
-    json_outputs.push_back({{"shape", hlo::ShapeToString(output.shape())},
-                            {"checksum", checksum.value_or("")}});
+    auto checksum =
+        Sha256Hex(std::string_view(reinterpret_cast<const char*>(bytes->data()), bytes->size()));
+    json_outputs.push_back(
+        {{"shape", hlo::ShapeToString(output.shape())}, {"checksum", checksum.value_or("")}});
     if (!args.Has("json")) {
       std::cout << "output " << i << ": " << hlo::ShapeToString(output.shape()) << "  sha256 "
                 << checksum.value_or("") << "\n";
@@ -117,7 +119,8 @@ int RunRun(const cli::Args& args) {
   if (args.Has("json")) {
     std::cout << nlohmann::json{{"fusion", fusion.name()},
                                 {"seconds", seconds},
-                                {"config", nlohmann::json::parse((*compiled)->kernel().config_json)},
+                                {"config",
+                                 nlohmann::json::parse((*compiled)->kernel().config_json)},
                                 {"outputs", json_outputs}}
                      .dump(2)
               << "\n";
@@ -181,7 +184,8 @@ int RunCheck(const cli::Args& args) {
   auto arguments = Arguments(args, fusion);
   if (!arguments) return ReportError(arguments.error().message);
   auto reference = hlo::Evaluate(fusion, *arguments);
-  if (!reference) return ReportError("the reference evaluator failed: " + reference.error().message);
+  if (!reference)
+    return ReportError("the reference evaluator failed: " + reference.error().message);
   std::vector<const hlo::Literal*> expected;
   Flatten(*reference, expected);
 
@@ -190,11 +194,12 @@ int RunCheck(const cli::Args& args) {
   for (const nlohmann::json& config : configs) {
     nlohmann::json entry = {{"config", config}};
     auto kernel = emitters::EmitKernel(analysis, config, device);
-    auto compiled = kernel ? codegen::CompileForHost(std::move(*kernel))
-                           : Expected<std::unique_ptr<codegen::HostKernel>>(
-                                 std::unexpected(kernel.error()));
-    auto outputs = compiled ? (*compiled)->Run(*arguments)
-                            : Expected<std::vector<hlo::Literal>>(std::unexpected(compiled.error()));
+    auto compiled =
+        kernel ? codegen::CompileForHost(std::move(*kernel))
+               : Expected<std::unique_ptr<codegen::HostKernel>>(std::unexpected(kernel.error()));
+    auto outputs = compiled
+                       ? (*compiled)->Run(*arguments)
+                       : Expected<std::vector<hlo::Literal>>(std::unexpected(compiled.error()));
     if (!outputs) {
       entry["passed"] = false;
       entry["error"] = outputs.error().message;
@@ -233,12 +238,9 @@ int RunCheck(const cli::Args& args) {
   }
   int64_t checked = static_cast<int64_t>(configs.size());
   if (args.Has("json")) {
-    std::cout << nlohmann::json{{"fusion", fusion.name()},
-                                {"target", target->ToString()},
-                                {"checked", checked},
-                                {"passed", passed},
-                                {"failed", checked - passed},
-                                {"results", results}}
+    std::cout << nlohmann::json{{"fusion", fusion.name()},    {"target", target->ToString()},
+                                {"checked", checked},         {"passed", passed},
+                                {"failed", checked - passed}, {"results", results}}
                      .dump(2)
               << "\n";
   } else {
@@ -273,12 +275,14 @@ Subcommand CheckSubcommand() {
       .Flag("configs", "WHICH", "default (XLA's choice), all, or N random configs of the space")
       .Flag("input", "P.npy", "value of the next parameter (none: random inputs)", true)
       .Flag("seed", "N", "seed of the random inputs and config sample (default 0)")
-      .Switch("json", "print {checked, passed, failed, results: [{config, passed, largest_error, "
-                      "mismatches, first_mismatch, error}]}")
-      .Epilog("Integers and pred must match exactly; floats within a few units in the last\n"
-              "place of their type; NaNs and infinities must match. Exit status 0 only when\n"
-              "every config checked passed.\n\n" +
-              FusionInputHelp());
+      .Switch("json",
+              "print {checked, passed, failed, results: [{config, passed, largest_error, "
+              "mismatches, first_mismatch, error}]}")
+      .Epilog(
+          "Integers and pred must match exactly; floats within a few units in the last\n"
+          "place of their type; NaNs and infinities must match. Exit status 0 only when\n"
+          "every config checked passed.\n\n" +
+          FusionInputHelp());
   return {std::move(command), &RunCheck};
 }
 

@@ -8,6 +8,7 @@
 #include "compiler/hlo/npy.h"
 #include "compiler/hlo/parser.h"
 #include "support/log.h"
+#include "support/sha256.h"
 #include "tools/commands.h"
 #include "tools/fusion_loader.h"
 
@@ -109,8 +110,8 @@ int Run(const cli::Args& args) {
   for (size_t i = 0; i < outputs.size(); ++i) {
     auto bytes = hlo::SerializeNpy(*outputs[i]);
     if (!bytes) return ReportError(bytes.error().message);
-    auto checksum = hlo::Sha256Hex(
-        std::string_view(reinterpret_cast<const char*>(bytes->data()), bytes->size()));
+    auto checksum =
+        Sha256Hex(std::string_view(reinterpret_cast<const char*>(bytes->data()), bytes->size()));
     if (!checksum) return ReportError(checksum.error().message);
     if (i < output_paths.size()) {
       if (auto written = hlo::WriteNpy(output_paths[i], *outputs[i]); !written) {

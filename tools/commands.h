@@ -32,6 +32,7 @@ Subcommand AnalyzeSubcommand();
 Subcommand CompileSubcommand();
 Subcommand RunSubcommand();
 Subcommand CheckSubcommand();
+Subcommand DbSubcommand();
 
 /// Prints `error: <message>` to stderr and returns kExitFailure.
 int ReportError(const std::string& message);

@@ -12,9 +12,9 @@ namespace tilesmith::tools {
 
 const std::vector<Subcommand>& Subcommands() {
   static const std::vector<Subcommand> subcommands = {
-      LayoutSubcommand(), ParseSubcommand(),   FingerprintSubcommand(),
-      EvalSubcommand(),   AnalyzeSubcommand(), CompileSubcommand(),
-      RunSubcommand(),    CheckSubcommand(),   ScheduleSubcommand()};
+      LayoutSubcommand(),   ParseSubcommand(),   FingerprintSubcommand(), EvalSubcommand(),
+      AnalyzeSubcommand(),  CompileSubcommand(), RunSubcommand(),         CheckSubcommand(),
+      ScheduleSubcommand(), DbSubcommand()};
   return subcommands;
 }
 

@@ -3,13 +3,14 @@
 #include "compiler/codegen/host_backend.h"
 #include "compiler/codegen/nvptx_backend.h"
 #include "compiler/hlo/canonical.h"
+#include "support/sha256.h"
 
 namespace tilesmith::codegen {
 
 Expected<KernelKey> KernelKey::For(const hlo::HloComputation& fusion,
                                    const emitters::KernelIR& kernel,
                                    const emitters::Target& target) {
-  TS_ASSIGN_OR_RETURN(std::string fingerprint, hlo::Sha256Hex(hlo::CanonicalText(fusion)));
+  TS_ASSIGN_OR_RETURN(std::string fingerprint, Sha256Hex(hlo::CanonicalText(fusion)));
   return KernelKey{std::move(fingerprint), kernel.emitter + " " + kernel.config_json,
                    target.ToString()};
 }

@@ -22,7 +22,4 @@ std::string CanonicalFusionText(const HloModule& module);
 /// Lowercase hex SHA-256 of `CanonicalFusionText(module)` (64 characters).
 Expected<std::string> FusionFingerprint(const HloModule& module);
 
-/// Lowercase hex SHA-256 of arbitrary bytes (OpenSSL).
-Expected<std::string> Sha256Hex(std::string_view bytes);
-
 }  // namespace tilesmith::hlo

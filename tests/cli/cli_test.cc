@@ -11,6 +11,7 @@
 #include "compiler/hlo/canonical.h"
 #include "compiler/hlo/npy.h"
 #include "compiler/hlo/parser.h"
+#include "support/sha256.h"
 
 namespace tilesmith {
 namespace {
@@ -112,7 +113,7 @@ TEST(CliTest, ParseAndFingerprintTheGeluExample) {
   EXPECT_EQ(fingerprint.out, summary["fingerprint"].get<std::string>() + "  " + gelu + "\n");
   // The canonical text printed by `parse --canonical` is what is fingerprinted.
   CommandResult canonical = Tilesmith("parse " + gelu + " --canonical");
-  auto digest = hlo::Sha256Hex(canonical.out);
+  auto digest = Sha256Hex(canonical.out);
   ASSERT_TRUE(digest.has_value());
   EXPECT_EQ(*digest, summary["fingerprint"]);
 }
@@ -145,7 +146,7 @@ TEST(CliTest, EvalReadsAndWritesNpy) {
   std::ifstream file(dir.File("m.npy"), std::ios::binary);
   std::stringstream bytes;
   bytes << file.rdbuf();
-  EXPECT_EQ(json["outputs"][0]["checksum"], *hlo::Sha256Hex(bytes.str()));
+  EXPECT_EQ(json["outputs"][0]["checksum"], *Sha256Hex(bytes.str()));
 }
 
 TEST(CliTest, EvalExplainsMissingInputsAndIsDeterministicWithRandom) {
@@ -198,7 +199,7 @@ TEST(CliTest, ParseEmitsTheLoweredFusionOfAnAscGraph) {
 
   CommandResult canonical = Tilesmith("parse " + softmax + " --sizes s0=4,s1=16 --canonical");
   ASSERT_EQ(canonical.exit_code, 0) << canonical.err;
-  EXPECT_EQ(*hlo::Sha256Hex(canonical.out), fingerprint.out.substr(0, 64));
+  EXPECT_EQ(*Sha256Hex(canonical.out), fingerprint.out.substr(0, 64));
 }
 
 TEST(CliTest, ParseJsonDescribesAnAscGraphRequest) {

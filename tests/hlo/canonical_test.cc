@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "compiler/hlo/parser.h"
+#include "support/sha256.h"
 
 namespace tilesmith::hlo {
 namespace {

@@ -1,0 +1,177 @@
+#include "db/schema.h"
+
+#include "db/records.h"
+
+namespace tilesmith::db {
+namespace {
+
+// Plain tables (not STRICT) so any sqlite3 shell since 3.25 (window functions) reads them;
+// CHECKs keep the types honest instead.
+constexpr std::string_view kSchemaV1 = R"sql(
+CREATE TABLE devices (
+  device_key TEXT PRIMARY KEY,
+  target TEXT NOT NULL,
+  compute_capability TEXT NOT NULL,
+  name TEXT NOT NULL,
+  cores INTEGER NOT NULL CHECK (cores >= 0),
+  clock_mhz INTEGER NOT NULL CHECK (clock_mhz >= 0),
+  memory_bandwidth_gbps REAL NOT NULL CHECK (memory_bandwidth_gbps >= 0),
+  cache_bytes INTEGER NOT NULL CHECK (cache_bytes >= 0),
+  driver_version TEXT NOT NULL,
+  toolkit_version TEXT NOT NULL
+);
+
+CREATE TABLE kernels (
+  fingerprint TEXT PRIMARY KEY
+    CHECK (length(fingerprint) = 64 AND fingerprint NOT GLOB '*[^0-9a-f]*'),
+  source_format TEXT NOT NULL CHECK (source_format IN ('hlo', 'ascgraph')),
+  name TEXT NOT NULL,
+  canonical_text TEXT NOT NULL,
+  created_at TEXT NOT NULL
+);
+
+-- One row per fusion + config; config_json is canonical (sorted keys, no spaces).
+CREATE TABLE configs (
+  fingerprint TEXT NOT NULL REFERENCES kernels (fingerprint),
+  config_hash TEXT NOT NULL CHECK (length(config_hash) = 64),
+  emitter TEXT NOT NULL,
+  config_json TEXT NOT NULL CHECK (json_valid(config_json)),
+  PRIMARY KEY (fingerprint, config_hash)
+) WITHOUT ROWID;
+
+-- Every trial, failures included. Times in microseconds.
+CREATE TABLE measurements (
+  id INTEGER PRIMARY KEY,
+  uid TEXT NOT NULL UNIQUE,
+  fingerprint TEXT NOT NULL,
+  config_hash TEXT NOT NULL,
+  device_key TEXT NOT NULL REFERENCES devices (device_key),
+  compiler_version TEXT NOT NULL,
+  is_default INTEGER NOT NULL DEFAULT 0 CHECK (is_default IN (0, 1)),
+  status TEXT NOT NULL CHECK (status IN ('ok', 'compile', 'launch', 'timeout', 'crash',
+                                         'wrong_result', 'constraint', 'red_zone')),
+  message TEXT NOT NULL DEFAULT '',
+  median_us REAL,
+  p20_us REAL,
+  p80_us REAL,
+  min_us REAL,
+  max_us REAL,
+  times_us TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(times_us)),
+  compile_stats TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(compile_stats)),
+  verification_error REAL,
+  measured_at TEXT NOT NULL,
+  job_id TEXT,
+  FOREIGN KEY (fingerprint, config_hash) REFERENCES configs (fingerprint, config_hash),
+  CHECK (status <> 'ok' OR median_us IS NOT NULL)
+);
+CREATE INDEX measurements_by_key
+  ON measurements (fingerprint, device_key, compiler_version, status, median_us);
+CREATE INDEX measurements_by_device ON measurements (device_key, compiler_version);
+
+-- The best verified trial per (fingerprint, device, compiler version): lowest median, then
+-- fewer registers (unknown last), then config hash; measured_at and uid only make the row
+-- unique. default_median_us is the fastest verified trial marked is_default.
+CREATE VIEW best_results AS
+WITH ranked AS (
+  SELECT m.*, c.emitter, c.config_json,
+         json_extract(m.compile_stats, '$.registers') AS registers,
+         row_number() OVER (
+           PARTITION BY m.fingerprint, m.device_key, m.compiler_version
+           ORDER BY m.median_us, json_extract(m.compile_stats, '$.registers') IS NULL,
+                    json_extract(m.compile_stats, '$.registers'), m.config_hash,
+                    m.measured_at, m.uid) AS position
+  FROM measurements AS m JOIN configs AS c USING (fingerprint, config_hash)
+  WHERE m.status = 'ok'
+)
+SELECT r.fingerprint, k.name AS kernel_name, r.device_key, r.compiler_version, r.emitter,
+       r.config_json, r.config_hash, r.median_us, r.p20_us, r.p80_us, r.min_us, r.max_us,
+       r.registers, r.is_default, r.status, r.message, r.times_us, r.compile_stats,
+       r.verification_error, r.measured_at, r.job_id, r.uid,
+       (SELECT min(d.median_us) FROM measurements AS d
+         WHERE d.fingerprint = r.fingerprint AND d.device_key = r.device_key
+           AND d.compiler_version = r.compiler_version AND d.status = 'ok'
+           AND d.is_default = 1) AS default_median_us
+FROM ranked AS r JOIN kernels AS k USING (fingerprint)
+WHERE r.position = 1;
+)sql";
+
+Status CreateVersion1(sqlite::Connection& connection) { return connection.Execute(kSchemaV1); }
+
+constexpr Migration kMigrations[] = {
+    {1, "devices, kernels, configs, measurements, best_results", &CreateVersion1},
+};
+static_assert(std::size(kMigrations) == kSchemaVersion, "one migration per schema version");
+
+Expected<bool> TableExists(sqlite::Connection& connection, std::string_view name) {
+  TS_ASSIGN_OR_RETURN(auto statement,
+                      connection.Prepare("SELECT 1 FROM sqlite_master WHERE name = ?"));
+  statement.Bind(1, name);
+  return statement.Step();
+}
+
+Status RecordVersion(sqlite::Connection& connection, const Migration& migration) {
+  TS_ASSIGN_OR_RETURN(auto statement,
+                      connection.Prepare("INSERT INTO schema_version (version, description, "
+                                         "applied_at) VALUES (?, ?, ?)"));
+  statement.BindAll(migration.version, migration.description, UtcNow());
+  return statement.Run();
+}
+
+}  // namespace
+
+std::span<const Migration> Migrations() { return kMigrations; }
+
+Expected<int> ReadSchemaVersion(sqlite::Connection& connection) {
+  TS_ASSIGN_OR_RETURN(bool versioned, TableExists(connection, "schema_version"));
+  if (versioned) {
+    TS_ASSIGN_OR_RETURN(
+        int64_t version,
+        connection.QueryInt("SELECT coalesce(max(version), 0) FROM schema_version"));
+    return static_cast<int>(version);
+  }
+  TS_ASSIGN_OR_RETURN(int64_t objects, connection.QueryInt("SELECT count(*) FROM sqlite_master"));
+  if (objects > 0) {
+    return MakeError(ErrorCode::kFailedPrecondition,
+                     connection.path() +
+                         ": not a tilesmith results database (it has tables but no "
+                         "schema_version)");
+  }
+  return 0;
+}
+
+Status Migrate(sqlite::Connection& connection, std::span<const Migration> migrations) {
+  const int latest = migrations.empty() ? 0 : migrations.back().version;
+  TS_ASSIGN_OR_RETURN(int version, ReadSchemaVersion(connection));
+  if (version > latest) {
+    return MakeError(ErrorCode::kFailedPrecondition,
+                     connection.path() + ": the database has schema version " +
+                         std::to_string(version) + ", newer than this tilesmith understands (" +
+                         std::to_string(latest) + "); use a newer tilesmith");
+  }
+  if (version == latest) return OkStatus();
+  if (connection.read_only()) {
+    return MakeError(ErrorCode::kFailedPrecondition,
+                     connection.path() + ": the database has schema version " +
+                         std::to_string(version) + " and needs migrating to " +
+                         std::to_string(latest) + ", but it is open read-only");
+  }
+  for (const Migration& migration : migrations) {
+    if (migration.version <= version) continue;
+    TS_RETURN_IF_ERROR(connection.WriteTransaction(
+        "migrating to schema version " + std::to_string(migration.version), [&]() -> Status {
+          // Another process may have migrated while we waited for the lock.
+          TS_ASSIGN_OR_RETURN(int current, ReadSchemaVersion(connection));
+          if (current >= migration.version) return OkStatus();
+          if (current == 0) {
+            TS_RETURN_IF_ERROR(
+                connection.Execute("CREATE TABLE schema_version (version INTEGER PRIMARY KEY, "
+                                   "description TEXT NOT NULL, applied_at TEXT NOT NULL)"));
+          }
+          TS_RETURN_IF_ERROR(migration.apply(connection));
+          return RecordVersion(connection, migration);
+        }));
+  }
+  return OkStatus();
+}
+
+}  // namespace tilesmith::db

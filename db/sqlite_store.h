@@ -1,0 +1,65 @@
+// The embedded results store: one SQLite file, readable with the `sqlite3` shell.
+//
+// Concurrency: several processes may write the same file at once (WAL mode; writers queue on
+// the busy timeout, and a transaction that still finds the lock taken is retried). Within a
+// process one SqliteStore may be shared by threads: it owns one connection and serialises
+// calls on a mutex. Threads that want to read in parallel open a SqliteStore each (WAL lets
+// readers run beside the writer). Never carry a SqliteStore across fork(): open a new one in
+// the child.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "db/sqlite_connection.h"
+#include "db/store.h"
+
+namespace tilesmith::db {
+
+/// How SqliteStore::Open treats the file.
+struct SqliteOptions {
+  /// kCreate makes a missing file; kReadWrite wants it to exist; kReadOnly never writes
+  /// (and refuses a file that would need migrating).
+  sqlite::OpenMode mode = sqlite::OpenMode::kCreate;
+  /// How long a writer waits for another process's transaction before retrying.
+  int busy_timeout_ms = 5000;
+};
+
+class SqliteStore final : public Store {
+ public:
+  /// Opens (or creates) the database at `path` and migrates it to kSchemaVersion. A file
+  /// from a newer tilesmith, or not a tilesmith database, is an error naming the path.
+  static Expected<std::unique_ptr<SqliteStore>> Open(const std::string& path,
+                                                     const SqliteOptions& options = {});
+
+  Expected<bool> PutDevice(const DeviceRecord& device) override;
+  Expected<bool> PutKernel(const KernelRecord& kernel) override;
+  Expected<BatchResult> RecordBatch(std::span<const MeasurementRecord> batch) override;
+
+  Expected<std::optional<DeviceRecord>> GetDevice(std::string_view key) override;
+  Expected<std::vector<DeviceRecord>> ListDevices() override;
+  Expected<std::optional<KernelRecord>> GetKernel(std::string_view fingerprint) override;
+  Expected<std::vector<KernelSummary>> ListKernels(const ResultFilter& filter) override;
+
+  Expected<std::optional<BestResult>> Best(const ResultKey& key) override;
+  Expected<std::vector<BestResult>> ListBest(const ResultFilter& filter) override;
+  Expected<std::vector<MeasurementRecord>> Measurements(const ResultFilter& filter) override;
+  Expected<std::vector<MeasuredConfig>> MeasuredConfigs(const ResultKey& key) override;
+
+  Expected<StoreStats> Stats() override;
+  Status Vacuum() override;
+
+  const std::string& path() const { return connection_->path(); }
+
+ private:
+  explicit SqliteStore(std::unique_ptr<sqlite::Connection> connection)
+      : connection_(std::move(connection)) {}
+  Expected<std::vector<BestResult>> QueryBest(const std::string& where,
+                                              const std::vector<std::string>& values);
+
+  std::mutex mutex_;
+  std::unique_ptr<sqlite::Connection> connection_;
+};
+
+}  // namespace tilesmith::db
