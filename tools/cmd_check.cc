@@ -128,27 +128,6 @@ int RunRun(const cli::Args& args) {
   return kExitOk;
 }
 
-// Every loop config the space offers for this fusion on this device, valid ones only.
-std::vector<nlohmann::json> LoopConfigSpace(const analysis::FusionAnalysis& analysis,
-                                            const emitters::DeviceInfo& device) {
-  std::vector<nlohmann::json> configs;
-  emitters::LoopConfig base = emitters::DefaultLoopConfig(analysis, device);
-  for (int64_t threads : {32, 64, 128, 256, 512, 1024}) {
-    for (int64_t vector : {1, 2, 4, 8}) {
-      for (int64_t chunks : {1, 2, 4}) {
-        emitters::LoopConfig config = base;
-        config.threads_per_block = threads;
-        config.vector = vector;
-        config.chunks = chunks;
-        if (emitters::ValidateLoopConfig(config, analysis, device)) {
-          configs.push_back(config.ToJson());
-        }
-      }
-    }
-  }
-  return configs;
-}
-
 int RunCheck(const cli::Args& args) {
   if (args.positionals().size() != 1) {
     ReportError("expected one fusion file");
@@ -167,7 +146,9 @@ int RunCheck(const cli::Args& args) {
   if (which == "default") {
     configs.push_back(emitters::DefaultConfig(analysis, device));
   } else {
-    configs = LoopConfigSpace(analysis, device);
+    for (const emitters::SpaceEntry& entry : emitters::ConfigSpace(analysis, device)) {
+      if (entry.valid()) configs.push_back(entry.config);
+    }
     if (which != "all") {
       int64_t count = 0;
       try {

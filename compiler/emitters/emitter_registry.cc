@@ -1,33 +1,63 @@
 #include "compiler/emitters/emitter_registry.h"
 
+#include <memory>
+
 #include "compiler/emitters/loop_emitter.h"
 
 namespace tilesmith::emitters {
+namespace {
 
-std::string EmitterFor(const analysis::FusionAnalysis&) {
-  // The transpose, reduction, concatenate, input-slices, scatter and in-place
-  // dynamic-update-slice emitters arrive with the next emitter issue.
-  return "loop";
+// Every emitter that exists, by name. The loop emitter must be present: it is the
+// fallback for kinds whose emitter has not been written.
+const std::vector<std::unique_ptr<Emitter>>& Registry() {
+  static const auto* emitters = [] {
+    auto* list = new std::vector<std::unique_ptr<Emitter>>();
+    list->push_back(MakeLoopEmitter());
+    return list;
+  }();
+  return *emitters;
+}
+
+}  // namespace
+
+nlohmann::json OverlayConfig(const nlohmann::json& base, const nlohmann::json& overlay) {
+  if (!overlay.is_object() || !base.is_object()) return overlay;
+  nlohmann::json merged = base;
+  for (const auto& [key, value] : overlay.items()) merged[key] = value;
+  return merged;
+}
+
+const Emitter* FindEmitter(std::string_view name) {
+  for (const auto& emitter : Registry()) {
+    if (emitter->name() == name) return emitter.get();
+  }
+  return nullptr;
+}
+
+const Emitter& EmitterFor(const analysis::FusionAnalysis& analysis) {
+  if (const Emitter* emitter = FindEmitter(analysis::EmitterKindName(analysis.emitter))) {
+    return *emitter;
+  }
+  return *FindEmitter("loop");
 }
 
 nlohmann::json DefaultConfig(const analysis::FusionAnalysis& analysis, const DeviceInfo& device) {
-  return DefaultLoopConfig(analysis, device).ToJson();
+  return EmitterFor(analysis).DefaultConfig(analysis, device);
 }
 
 Status ValidateConfig(const analysis::FusionAnalysis& analysis, const nlohmann::json& config,
                       const DeviceInfo& device) {
-  TS_ASSIGN_OR_RETURN(LoopConfig loop,
-                      LoopConfig::FromJson(config, DefaultLoopConfig(analysis, device)));
-  return ValidateLoopConfig(loop, analysis, device);
+  return EmitterFor(analysis).Validate(analysis, config, device);
 }
 
 Expected<KernelIR> EmitKernel(const analysis::FusionAnalysis& analysis,
                               const nlohmann::json& config, const DeviceInfo& device) {
-  LoopConfig loop = DefaultLoopConfig(analysis, device);
-  if (!config.is_null()) {
-    TS_ASSIGN_OR_RETURN(loop, LoopConfig::FromJson(config, loop));
-  }
-  return EmitLoopKernel(analysis, loop, device);
+  return EmitterFor(analysis).Emit(analysis, config, device);
+}
+
+std::vector<SpaceEntry> ConfigSpace(const analysis::FusionAnalysis& analysis,
+                                    const DeviceInfo& device) {
+  return EmitterFor(analysis).Space(analysis, device);
 }
 
 }  // namespace tilesmith::emitters

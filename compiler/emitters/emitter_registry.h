@@ -1,11 +1,14 @@
-// One front door to the emitters: the emitter for a fusion's kind, its default config and
-// its kernel for a given config. Adding an emitter touches this registry and nothing else.
+// One front door to the emitters: the emitter for a fusion's kind, its default config, its
+// config space and its kernel for a given config. Adding an emitter means writing one
+// `Emitter` (compiler/emitters/emitter.h) and listing it in emitter_registry.cc.
 #pragma once
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "compiler/analysis/fusion_analysis.h"
+#include "compiler/emitters/emitter.h"
 #include "compiler/emitters/kernel_ir.h"
 #include "compiler/emitters/target.h"
 #include "support/status.h"
@@ -14,7 +17,10 @@ namespace tilesmith::emitters {
 
 /// The emitter that will emit `analysis`'s fusion: the kind analysis chose when that emitter
 /// exists, else the loop emitter's elemental path (which computes every fusion correctly).
-std::string EmitterFor(const analysis::FusionAnalysis& analysis);
+const Emitter& EmitterFor(const analysis::FusionAnalysis& analysis);
+
+/// The emitter registered under `name` (`loop`, `transpose`, …), or null.
+const Emitter* FindEmitter(std::string_view name);
 
 /// The emitter's default config (XLA's choice) as JSON.
 nlohmann::json DefaultConfig(const analysis::FusionAnalysis& analysis, const DeviceInfo& device);
@@ -27,5 +33,9 @@ Status ValidateConfig(const analysis::FusionAnalysis& analysis, const nlohmann::
 /// The kernel for `config` (null: the default; fields it leaves out take the default's).
 Expected<KernelIR> EmitKernel(const analysis::FusionAnalysis& analysis,
                               const nlohmann::json& config, const DeviceInfo& device);
+
+/// The emitter's config space for this fusion and device, pruned entries with reasons.
+std::vector<SpaceEntry> ConfigSpace(const analysis::FusionAnalysis& analysis,
+                                    const DeviceInfo& device);
 
 }  // namespace tilesmith::emitters

@@ -310,4 +310,59 @@ Expected<KernelIR> EmitLoopKernel(const FusionAnalysis& analysis, const LoopConf
   return kernel;
 }
 
+namespace {
+
+class LoopEmitter final : public Emitter {
+ public:
+  std::string_view name() const override { return "loop"; }
+
+  nlohmann::json DefaultConfig(const FusionAnalysis& analysis,
+                               const DeviceInfo& device) const override {
+    return DefaultLoopConfig(analysis, device).ToJson();
+  }
+
+  Status Validate(const FusionAnalysis& analysis, const nlohmann::json& config,
+                  const DeviceInfo& device) const override {
+    TS_ASSIGN_OR_RETURN(LoopConfig loop, Read(analysis, config, device));
+    return ValidateLoopConfig(loop, analysis, device);
+  }
+
+  Expected<KernelIR> Emit(const FusionAnalysis& analysis, const nlohmann::json& config,
+                          const DeviceInfo& device) const override {
+    TS_ASSIGN_OR_RETURN(LoopConfig loop, Read(analysis, config, device));
+    return EmitLoopKernel(analysis, loop, device);
+  }
+
+  std::vector<SpaceEntry> Space(const FusionAnalysis& analysis,
+                                const DeviceInfo& device) const override {
+    std::vector<SpaceEntry> space;
+    LoopConfig base = DefaultLoopConfig(analysis, device);
+    for (int64_t threads : {32, 64, 128, 256, 512, 1024}) {
+      for (int64_t vector : {1, 2, 4, 8}) {
+        for (int64_t chunks : {1, 2, 4}) {
+          LoopConfig config = base;
+          config.threads_per_block = threads;
+          config.vector = vector;
+          config.chunks = chunks;
+          Status valid = ValidateLoopConfig(config, analysis, device);
+          space.push_back({config.ToJson(), valid ? "" : valid.error().message});
+        }
+      }
+    }
+    return space;
+  }
+
+ private:
+  static Expected<LoopConfig> Read(const FusionAnalysis& analysis, const nlohmann::json& config,
+                                   const DeviceInfo& device) {
+    LoopConfig base = DefaultLoopConfig(analysis, device);
+    if (config.is_null()) return base;
+    return LoopConfig::FromJson(config, base);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Emitter> MakeLoopEmitter() { return std::make_unique<LoopEmitter>(); }
+
 }  // namespace tilesmith::emitters

@@ -3,9 +3,11 @@
 // config is XLA's; every field is a Config field the tuner can vary.
 #pragma once
 
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "compiler/analysis/fusion_analysis.h"
+#include "compiler/emitters/emitter.h"
 #include "compiler/emitters/kernel_ir.h"
 #include "compiler/emitters/target.h"
 #include "support/status.h"
@@ -46,5 +48,9 @@ Status ValidateLoopConfig(const LoopConfig& config, const analysis::FusionAnalys
 /// calling the partitioned function of its roots and storing the values.
 Expected<KernelIR> EmitLoopKernel(const analysis::FusionAnalysis& analysis,
                                   const LoopConfig& config, const DeviceInfo& device);
+
+/// The loop emitter behind the `Emitter` interface. Its space: threads 32…1024 (powers of
+/// two), vector 1/2/4/8, chunks 1/2/4, over the default's blocks_y.
+std::unique_ptr<Emitter> MakeLoopEmitter();
 
 }  // namespace tilesmith::emitters

@@ -8,6 +8,7 @@
 #include <map>
 
 #include "compiler/analysis/layout_indexing.h"
+#include "compiler/emitters/emitter_registry.h"
 #include "compiler/hlo/parser.h"
 
 namespace tilesmith::emitters {
@@ -94,6 +95,29 @@ TEST(LoopEmitterTest, PartialConfigsOverlayTheDefault) {
   EXPECT_EQ(*config, (LoopConfig{128, 2, 1, 1}));
   EXPECT_EQ(*LoopConfig::FromJson(nlohmann::json{{"chunks", 2}}, LoopConfig{256, 4, 1, 1}),
             (LoopConfig{256, 4, 2, 1}));
+}
+
+// The registry's loop emitter: its space keeps pruned configs with their reason, and the
+// emitter reads partial configs over the default.
+TEST(LoopEmitterTest, SpaceKeepsPrunedConfigsWithTheirReason) {
+  auto packed =
+      Parse("f {\n  p = s4[64]{0:E(4)} parameter(0)\n  ROOT n = s4[64]{0:E(4)} negate(p)\n}\n");
+  analysis::FusionAnalysis analysis = analysis::AnalyzeFusion(*packed->fusion());
+  const Emitter& emitter = EmitterFor(analysis);
+  EXPECT_EQ(emitter.name(), "loop");
+  std::vector<SpaceEntry> space = emitter.Space(analysis, H100());
+  EXPECT_EQ(space.size(), 6u * 4u * 3u);
+  int64_t split_bytes = 0;
+  for (const SpaceEntry& entry : space) {
+    if (entry.config["vector"] == 1) {
+      EXPECT_NE(entry.pruned_reason.find("splits bytes"), std::string::npos) << entry.config;
+      ++split_bytes;
+    }
+  }
+  EXPECT_EQ(split_bytes, 6 * 3);
+  EXPECT_TRUE(emitter.Validate(analysis, {{"vector", 2}}, H100()).has_value());
+  EXPECT_FALSE(emitter.Validate(analysis, {{"vector", 1}}, H100()).has_value());
+  EXPECT_EQ(OverlayConfig({{"a", 1}, {"b", 2}}, {{"b", 3}}), nlohmann::json({{"a", 1}, {"b", 3}}));
 }
 
 TEST(LoopEmitterTest, InvalidConfigsSayWhy) {

@@ -1,0 +1,60 @@
+// The one interface every hero emitter implements (loop, transpose, reduction, …): its
+// default config, validation with a reason, its config space for the tuner, and the
+// kernel for a config. Configs are plain JSON objects; a partial object overlays the
+// default, so `{"vector": 2}` means "the default, but 2-wide".
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "compiler/analysis/fusion_analysis.h"
+#include "compiler/emitters/kernel_ir.h"
+#include "compiler/emitters/target.h"
+#include "support/status.h"
+
+namespace tilesmith::emitters {
+
+/// One point of an emitter's config space: the whole config (every field set) and, when a
+/// hard constraint rules it out, why (empty when it is valid). The tuner keeps the pruned
+/// ones so that `tilesmith space` can show what was dropped and for what reason.
+struct SpaceEntry {
+  nlohmann::json config;
+  std::string pruned_reason;
+
+  bool valid() const { return pruned_reason.empty(); }
+};
+
+class Emitter {
+ public:
+  virtual ~Emitter() = default;
+
+  /// The kind's name as `tilesmith analyze` reports it (`loop`, `transpose`, …).
+  virtual std::string_view name() const = 0;
+
+  /// XLA's choice for this fusion on this device, every field set.
+  virtual nlohmann::json DefaultConfig(const analysis::FusionAnalysis& analysis,
+                                       const DeviceInfo& device) const = 0;
+
+  /// OK when `config` (overlaid on the default) can be emitted for `device`, else the
+  /// reason, naming the field: unknown fields, out-of-range values, device limits.
+  virtual Status Validate(const analysis::FusionAnalysis& analysis, const nlohmann::json& config,
+                          const DeviceInfo& device) const = 0;
+
+  /// The kernel for `config` (overlaid on the default; null means the default). Validates
+  /// first, so an invalid config is an error before any code exists.
+  virtual Expected<KernelIR> Emit(const analysis::FusionAnalysis& analysis,
+                                  const nlohmann::json& config, const DeviceInfo& device) const = 0;
+
+  /// The emitter's full config space for this fusion and device, in a fixed order (the
+  /// default need not be first), pruned entries included with their reason.
+  virtual std::vector<SpaceEntry> Space(const analysis::FusionAnalysis& analysis,
+                                        const DeviceInfo& device) const = 0;
+};
+
+/// `base` with every field of `overlay` (a JSON object) replacing its value; an overlay
+/// that is not an object is returned as it is, so the caller's parse reports it.
+nlohmann::json OverlayConfig(const nlohmann::json& base, const nlohmann::json& overlay);
+
+}  // namespace tilesmith::emitters
