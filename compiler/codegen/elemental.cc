@@ -94,6 +94,13 @@ Expected<ScalarValue> ElementalEmitter::EmitElement(const HloInstruction& instru
   return value;
 }
 
+void ElementalEmitter::Bind(const HloInstruction& instruction, std::span<const AffineExpr> index,
+                            ScalarValue value) {
+  Key key{&instruction, -1, {}};
+  for (const AffineExpr& expr : index) key.index.push_back(Simplify(expr));
+  memo_.back()[std::move(key)] = value;
+}
+
 Expected<ScalarValue> ElementalEmitter::EmitParameter(const HloInstruction& parameter,
                                                       std::span<const AffineExpr> index,
                                                       int64_t tuple_index) {

@@ -83,6 +83,17 @@ class ElementalEmitter {
   Status Store(const BufferRef& buffer, std::span<const analysis::AffineExpr> index,
                ScalarValue value);
 
+  /// buffer[index] = op(buffer[index], value) as one atomic read-modify-write (integers of
+  /// 8 bits and more, f32 and f64; `op` an llvm::AtomicRMWInst::BinOp).
+  Status AtomicUpdate(const BufferRef& buffer, std::span<const analysis::AffineExpr> index, int op,
+                      ScalarValue value);
+
+  /// In the current scope, `instruction` at `index` is `value`: later EmitElement calls for
+  /// exactly that element return it instead of computing it (a value read back from shared
+  /// memory).
+  void Bind(const hlo::HloInstruction& instruction, std::span<const analysis::AffineExpr> index,
+            ScalarValue value);
+
   /// Applies a computation with scalar parameters (a reducer) to scalar arguments.
   Expected<std::vector<ScalarValue>> CallScalarComputation(const hlo::HloComputation& computation,
                                                            std::span<const ScalarValue> args);

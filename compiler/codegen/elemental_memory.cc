@@ -263,6 +263,27 @@ Status ElementalEmitter::Store(const BufferRef& buffer, std::span<const AffineEx
   return OkStatus();
 }
 
+Status ElementalEmitter::AtomicUpdate(const BufferRef& buffer, std::span<const AffineExpr> index,
+                                      int op, ScalarValue value) {
+  PrimitiveType type = buffer.shape->element_type();
+  if (value.type != type) {
+    return MakeError(ErrorCode::kInternal, "atomic update of " + hlo::ShapeToString(*buffer.shape) +
+                                               " with a " +
+                                               std::string(hlo::PrimitiveTypeName(value.type)));
+  }
+  bool supported = type == PrimitiveType::kF32 || type == PrimitiveType::kF64 ||
+                   (hlo::IsIntegral(type) && hlo::BitWidth(type) >= 8);
+  if (!supported) {
+    return Unimplemented("atomics on " + std::string(hlo::PrimitiveTypeName(type)) + " elements");
+  }
+  TS_ASSIGN_OR_RETURN(Address address, AddressOf(*this, buffer, index));
+  uint64_t natural = static_cast<uint64_t>(hlo::BitWidth(type) / 8);
+  builder_.CreateAtomicRMW(static_cast<llvm::AtomicRMWInst::BinOp>(op), address.byte_pointer,
+                           value.value, llvm::Align(std::max(address.alignment, natural)),
+                           llvm::AtomicOrdering::Monotonic);
+  return OkStatus();
+}
+
 llvm::Constant* ConstantScalar(llvm::LLVMContext& context, const hlo::Literal& literal, int64_t i) {
   PrimitiveType type = literal.element_type();
   llvm::Type* compute = ComputeType(context, type);

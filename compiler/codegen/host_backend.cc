@@ -89,6 +89,19 @@ class HostAbi : public KernelAbi {
 
   bool LoopsOverLaunch() const override { return true; }
 
+  // A stack array of the call: each call runs its own blocks one after another on one
+  // worker, so every task of the pool has its own shared memory.
+  llvm::Value* SharedBase(llvm::IRBuilder<>& builder, llvm::Function* function,
+                          const emitters::KernelIR& kernel, int64_t index) override {
+    llvm::IRBuilder<> entry(&function->getEntryBlock(), function->getEntryBlock().begin());
+    llvm::AllocaInst* array = entry.CreateAlloca(
+        llvm::ArrayType::get(builder.getInt8Ty(),
+                             static_cast<uint64_t>(kernel.shared[index].bytes())),
+        nullptr, "shared." + kernel.shared[index].name);
+    array->setAlignment(llvm::Align(64));
+    return array;
+  }
+
   llvm::Value* LaunchId(llvm::IRBuilder<>&, int64_t, const emitters::LaunchGrid&) override {
     return nullptr;  // the host function loops over the launch itself
   }
@@ -276,6 +289,10 @@ Expected<std::vector<hlo::Literal>> HostKernel::Run(std::span<const hlo::Literal
       std::memcpy(relaid.bytes().data(), argument.bytes().data(), argument.bytes().size());
       TS_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, hlo::ToPhysicalBuffer(relaid));
       std::memcpy(allocation->data, bytes.data(), bytes.size());
+    } else if (buffer.aliases >= 0) {
+      // Updated in place: the output starts as the input it aliases (same bytes).
+      const AlignedBuffer& input = *storage.at(buffer.aliases);
+      std::memcpy(allocation->data, input.data, std::min(input.size, allocation->size));
     }
     pointers.push_back(allocation->data);
     storage.push_back(std::move(allocation));

@@ -1,5 +1,11 @@
 #include "compiler/codegen/kernel_codegen.h"
 
+#include <llvm/IR/Instructions.h>
+
+#include <map>
+#include <unordered_map>
+
+#include "compiler/codegen/elemental_internal.h"
 #include "compiler/codegen/loop_builder.h"
 
 namespace tilesmith::codegen {
@@ -7,18 +13,51 @@ namespace {
 
 using analysis::AffineExpr;
 using analysis::Interval;
+using emitters::BodyStmt;
 using emitters::KernelIR;
 using emitters::LoopStmt;
 
 // Symbols with at most this many values are unrolled at compile time: vector lanes, so
 // that their addresses are constant offsets the vectorisers can combine.
 constexpr int64_t kMaxUnrolledSymbolRange = 8;
+constexpr int64_t kWarpSize = 32;
 
+bool HasShuffle(const LoopStmt& loop) {
+  return std::any_of(loop.body.begin(), loop.body.end(), [](const BodyStmt& stmt) {
+    return std::holds_alternative<emitters::ShuffleStmt>(stmt);
+  });
+}
+
+// The bits of a value's storage, widened to whole 32-bit words (what shuffles and scratch
+// slots move).
+int64_t WordBits(hlo::PrimitiveType type) {
+  return (std::max(1, hlo::BitWidth(type)) + 31) / 32 * 32;
+}
+
+// The atomicrmw operation of `op` on elements of `type`.
+llvm::AtomicRMWInst::BinOp AtomicBinOp(emitters::AtomicOp op, hlo::PrimitiveType type) {
+  bool is_float = hlo::IsFloatingPoint(type);
+  bool is_signed = hlo::IsSignedIntegral(type);
+  switch (op) {
+    case emitters::AtomicOp::kAdd:
+      return is_float ? llvm::AtomicRMWInst::FAdd : llvm::AtomicRMWInst::Add;
+    case emitters::AtomicOp::kMax:
+      return is_float ? llvm::AtomicRMWInst::FMax
+                      : (is_signed ? llvm::AtomicRMWInst::Max : llvm::AtomicRMWInst::UMax);
+    case emitters::AtomicOp::kMin:
+      return is_float ? llvm::AtomicRMWInst::FMin
+                      : (is_signed ? llvm::AtomicRMWInst::Min : llvm::AtomicRMWInst::UMin);
+  }
+  return llvm::AtomicRMWInst::Add;
+}
+
+// Emits a kernel's phases. On a GPU one instance emits everything for the current thread;
+// on the host one instance serves the whole function and each thread loop sets new ids.
 class BodyEmitter {
  public:
   BodyEmitter(const KernelIR& kernel, llvm::IRBuilder<>& builder, KernelAbi& abi,
               llvm::Function* function)
-      : kernel_(kernel), builder_(builder), abi_(abi), env_(builder) {
+      : kernel_(kernel), builder_(builder), abi_(abi), function_(function), env_(builder) {
     std::vector<std::vector<BufferRef>> parameters(kernel.fusion->parameter_count());
     for (size_t i = 0; i < kernel.buffers.size(); ++i) {
       const emitters::KernelBuffer& buffer = kernel.buffers[i];
@@ -30,10 +69,16 @@ class BodyEmitter {
       if (leaves.size() <= leaf) leaves.resize(leaf + 1);
       leaves[leaf] = buffers_.back();
     }
+    for (const emitters::SharedAlloc& alloc : kernel.shared)
+      shared_shapes_.push_back(alloc.shape());
+    for (size_t i = 0; i < kernel.shared.size(); ++i) {
+      shared_.push_back(
+          {abi.SharedBase(builder, function, kernel, static_cast<int64_t>(i)), &shared_shapes_[i]});
+    }
     elemental_ = std::make_unique<ElementalEmitter>(builder, abi.hooks(), env_, parameters);
   }
 
-  /// Registers the six launch ids (values and ranges) before any loop is emitted.
+  /// Registers the six launch ids (values and ranges); the host calls it once per thread loop.
   void SetLaunchIds(const std::array<llvm::Value*, emitters::kLaunchDims>& ids) {
     const emitters::LaunchGrid& grid = kernel_.launch;
     const std::array<int64_t, emitters::kLaunchDims> sizes = {grid.threads[0], grid.threads[1],
@@ -44,41 +89,115 @@ class BodyEmitter {
     }
   }
 
+  void PushScope() { elemental_->PushScope(); }
+  void PopScope() { elemental_->PopScope(); }
+
   Status EmitPhase(const emitters::Phase& phase) {
     for (const LoopStmt& loop : phase.loops) TS_RETURN_IF_ERROR(EmitLoop(loop));
     return OkStatus();
   }
 
- private:
   Status EmitLoop(const LoopStmt& loop) {
     std::vector<AffineExpr> symbols;
-    return EmitSymbols(loop, symbols);
+    return EmitSymbols(loop, symbols, [&](std::span<const AffineExpr> bound) {
+      return EmitBody(loop, bound, Segment{0, loop.body.size(), false});
+    });
   }
 
-  // Binds the loop map's symbols one by one (unrolled or as counted loops), then emits the
-  // body for that point of the domain.
-  Status EmitSymbols(const LoopStmt& loop, std::vector<AffineExpr>& symbols) {
+  /// The host's form of a loop with warp shuffles: for every point of the symbols, one loop
+  /// over the block's threads per segment (the statements between shuffles). A shuffle's
+  /// input goes to a per-thread scratch array at the end of one segment and is read from the
+  /// partner lane's slot at the start of the next; values that live across segments are kept
+  /// in per-thread scratch arrays too.
+  Status EmitLoopInSegments(
+      const LoopStmt& loop,
+      const std::function<Status(const std::function<Status()>&)>& for_each_thread) {
+    if (kernel_.launch.threads_per_block() % kWarpSize != 0) {
+      return InvalidArgument("warp shuffles need whole warps; the block has " +
+                             std::to_string(kernel_.launch.threads_per_block()) + " threads");
+    }
+    std::vector<size_t> starts = {0};
+    for (size_t i = 0; i < loop.body.size(); ++i) {
+      if (std::holds_alternative<emitters::ShuffleStmt>(loop.body[i]) && i > 0) starts.push_back(i);
+    }
+    std::vector<AffineExpr> symbols;
+    return EmitSymbols(loop, symbols, [&](std::span<const AffineExpr> bound) -> Status {
+      std::vector<AffineExpr> fixed(bound.begin(), bound.end());
+      for (size_t k = 0; k < starts.size(); ++k) {
+        size_t end = k + 1 < starts.size() ? starts[k + 1] : loop.body.size();
+        Segment segment{starts[k], end, true};
+        TS_RETURN_IF_ERROR(for_each_thread([&] { return EmitBody(loop, fixed, segment); }));
+      }
+      return OkStatus();
+    });
+  }
+
+  // The thread's linear id within its block (the lane is its low 5 bits).
+  llvm::Value* LinearThreadId() {
+    const emitters::LaunchGrid& grid = kernel_.launch;
+    AffineExpr linear = launch_[emitters::kThreadIdX] +
+                        launch_[emitters::kThreadIdY] * grid.threads[0] +
+                        launch_[emitters::kThreadIdZ] * (grid.threads[0] * grid.threads[1]);
+    return env_.Emit(elemental_->Simplify(linear));
+  }
+
+ private:
+  // Statements [begin, end) of a loop body; on the host's segmented loops the statements
+  // before `begin` are replayed only to re-establish the values they defined.
+  struct Segment {
+    size_t begin;
+    size_t end;
+    bool host_segments;
+  };
+
+  // A call's leaf, emitted when a statement needs it: the leaves of a tuple-shaped root (a
+  // call returning arrays of other shapes) need not be valid at the index of the loop that
+  // stores one of them.
+  struct PendingLeaf {
+    const hlo::HloInstruction* root;
+    int64_t leaf;
+    std::vector<AffineExpr> indices;
+    std::vector<std::pair<const emitters::ValueBinding*, std::vector<AffineExpr>>> bindings;
+  };
+  using Value = std::variant<PendingLeaf, ScalarValue>;
+  using Values = std::unordered_map<int64_t, Value>;
+
+  using BodyCallback = std::function<Status(std::span<const AffineExpr>)>;
+
+  // Binds the loop map's symbols one by one (unrolled or as counted loops), then calls
+  // `body` for that point of the domain.
+  Status EmitSymbols(const LoopStmt& loop, std::vector<AffineExpr>& symbols,
+                     const BodyCallback& body) {
     const analysis::IndexingMap& map = loop.map;
-    if (static_cast<int64_t>(symbols.size()) == map.symbol_count()) return EmitBody(loop, symbols);
+    if (static_cast<int64_t>(symbols.size()) == map.symbol_count()) return body(symbols);
     const analysis::SymbolVar& symbol = map.symbol(static_cast<int64_t>(symbols.size()));
     Interval range = symbol.range;
     if (range.IsEmpty()) return OkStatus();
+    if (symbol.kind == analysis::SymbolKind::kRuntime) {
+      // One value read at run time (an in-place dynamic-update-slice start), clamped into
+      // its range as HLO specifies.
+      TS_ASSIGN_OR_RETURN(ScalarValue offset, elemental_->EmitElement(*symbol.source, {}));
+      llvm::Value* clamped =
+          ClampIndex(builder_, IndexAsInt64(builder_, offset), range.lower, range.upper);
+      symbols.push_back(env_.AddVariable(clamped, range));
+      Status status = EmitSymbols(loop, symbols, body);
+      symbols.pop_back();
+      return status;
+    }
     if (range.NumElements() <= kMaxUnrolledSymbolRange) {
       for (int64_t value = range.lower; value <= range.upper; ++value) {
         symbols.push_back(AffineExpr::Constant(value));
-        TS_RETURN_IF_ERROR(EmitSymbols(loop, symbols));
+        TS_RETURN_IF_ERROR(EmitSymbols(loop, symbols, body));
         symbols.pop_back();
       }
       return OkStatus();
     }
-    llvm::Value* begin = builder_.getInt64(range.lower);
-    llvm::Value* end = builder_.getInt64(range.upper + 1);
     auto result = EmitCountedLoop(
-        builder_, begin, end, {},
+        builder_, builder_.getInt64(range.lower), builder_.getInt64(range.upper + 1), {},
         [&](llvm::Value* i, std::vector<llvm::Value*>) -> Expected<std::vector<llvm::Value*>> {
           elemental_->PushScope();
           symbols.push_back(env_.AddVariable(i, range));
-          Status status = EmitSymbols(loop, symbols);
+          Status status = EmitSymbols(loop, symbols, body);
           symbols.pop_back();
           elemental_->PopScope();
           if (!status) return std::unexpected(status.error());
@@ -89,7 +208,21 @@ class BodyEmitter {
     return OkStatus();
   }
 
-  Status EmitBody(const LoopStmt& loop, std::span<const AffineExpr> symbols) {
+  // `expr in range` as an i1, or null when the ranges prove it.
+  llvm::Value* Holds(const AffineExpr& expr, Interval range) {
+    AffineExpr simplified = elemental_->Simplify(expr);
+    if (range.Contains(env_.RangeOf(simplified))) return nullptr;
+    llvm::Value* value = env_.Emit(simplified);
+    return builder_.CreateAnd(builder_.CreateICmpSGE(value, builder_.getInt64(range.lower)),
+                              builder_.CreateICmpSLE(value, builder_.getInt64(range.upper)));
+  }
+
+  llvm::Value* And(llvm::Value* a, llvm::Value* b) {
+    if (a == nullptr) return b;
+    return b == nullptr ? a : builder_.CreateAnd(a, b);
+  }
+
+  Status EmitBody(const LoopStmt& loop, std::span<const AffineExpr> symbols, Segment segment) {
     const analysis::IndexingMap& map = loop.map;
     std::vector<AffineExpr> results;
     for (const AffineExpr& result : map.results()) {
@@ -99,26 +232,15 @@ class BodyEmitter {
     // narrower than the launch, and the constraints.
     llvm::Value* condition = nullptr;
     for (int64_t i = 0; i < map.dim_count(); ++i) {
-      Interval range = map.dim_range(i);
-      if (range.Contains(env_.RangeOf(launch_[i]))) continue;
-      llvm::Value* value = env_.Emit(launch_[i]);
-      llvm::Value* inside =
-          builder_.CreateAnd(builder_.CreateICmpSGE(value, builder_.getInt64(range.lower)),
-                             builder_.CreateICmpSLE(value, builder_.getInt64(range.upper)));
-      condition = condition == nullptr ? inside : builder_.CreateAnd(condition, inside);
+      condition = And(condition, Holds(launch_[i], map.dim_range(i)));
     }
     for (const analysis::Constraint& constraint : map.constraints()) {
-      AffineExpr expr = elemental_->Simplify(constraint.expr.Substitute(launch_, symbols));
-      if (constraint.range.Contains(env_.RangeOf(expr))) continue;
-      llvm::Value* value = env_.Emit(expr);
-      llvm::Value* holds = builder_.CreateAnd(
-          builder_.CreateICmpSGE(value, builder_.getInt64(constraint.range.lower)),
-          builder_.CreateICmpSLE(value, builder_.getInt64(constraint.range.upper)));
-      condition = condition == nullptr ? holds : builder_.CreateAnd(condition, holds);
+      condition =
+          And(condition, Holds(constraint.expr.Substitute(launch_, symbols), constraint.range));
     }
     auto emit_statements = [&]() -> Status {
       elemental_->PushScope();
-      Status status = EmitStatements(loop, results);
+      Status status = EmitStatements(loop, results, segment);
       elemental_->PopScope();
       return status;
     };
@@ -126,38 +248,157 @@ class BodyEmitter {
     return EmitIf(builder_, condition, emit_statements);
   }
 
-  // A call's leaves are emitted when a store needs them, not all at the call: the leaves
-  // of a tuple-shaped root (a call returning arrays of other shapes) need not be valid at
-  // the index of the loop that stores one of them.
-  Status EmitStatements(const LoopStmt& loop, std::span<const AffineExpr> index) {
-    struct PendingLeaf {
-      const hlo::HloInstruction* root;
-      int64_t leaf;
-      std::vector<AffineExpr> indices;
+  std::vector<AffineExpr> Indices(std::span<const AffineExpr> exprs,
+                                  std::span<const AffineExpr> index) {
+    std::vector<AffineExpr> indices;
+    for (const AffineExpr& expr : exprs) indices.push_back(expr.Substitute(index, {}));
+    return indices;
+  }
+
+  Expected<ScalarValue> Resolve(const Values& values, int64_t id) {
+    auto it = values.find(id);
+    if (it == values.end()) {
+      return MakeError(ErrorCode::kInternal, "use of undefined value %v" + std::to_string(id));
+    }
+    if (const auto* scalar = std::get_if<ScalarValue>(&it->second)) return *scalar;
+    const auto& pending = std::get<PendingLeaf>(it->second);
+    for (const auto& [binding, indices] : pending.bindings) {
+      TS_ASSIGN_OR_RETURN(ScalarValue bound, Resolve(values, binding->value));
+      elemental_->Bind(*binding->instruction, indices, bound);
+    }
+    return elemental_->EmitElement(*pending.root, pending.indices, pending.leaf);
+  }
+
+  // Runs `write` where every predicate holds; the values it needs are computed inside, so a
+  // partial tile never reads out of bounds.
+  Status Predicated(std::span<const emitters::Predicate> predicates,
+                    std::span<const AffineExpr> index, const std::function<Status()>& write) {
+    llvm::Value* condition = nullptr;
+    for (const emitters::Predicate& predicate : predicates) {
+      condition = And(condition, Holds(predicate.expr.Substitute(index, {}), predicate.range));
+    }
+    auto scoped = [&]() -> Status {
+      elemental_->PushScope();
+      Status status = write();
+      elemental_->PopScope();
+      return status;
     };
-    std::unordered_map<int64_t, PendingLeaf> values;
-    for (const emitters::BodyStmt& stmt : loop.body) {
+    if (condition == nullptr) return scoped();
+    return EmitIf(builder_, condition, scoped);
+  }
+
+  // A per-thread array of i<bits> slots in the function's entry block, one per key and width
+  // (value ids of different loops may repeat with other types).
+  llvm::Value* ScratchSlot(int64_t key, int64_t bits, llvm::Value* thread) {
+    llvm::Type* type =
+        llvm::ArrayType::get(builder_.getIntNTy(static_cast<unsigned>(bits)),
+                             static_cast<uint64_t>(kernel_.launch.threads_per_block()));
+    llvm::Value*& array = scratch_[{key, bits}];
+    if (array == nullptr) {
+      llvm::IRBuilder<> entry(&function_->getEntryBlock(), function_->getEntryBlock().begin());
+      array = entry.CreateAlloca(type);
+    }
+    return builder_.CreateInBoundsGEP(type, array, {builder_.getInt64(0), thread});
+  }
+
+  void SaveToScratch(int64_t key, ScalarValue value, llvm::Value* thread) {
+    int64_t bits = WordBits(value.type);
+    builder_.CreateStore(ToStorageBits(builder_, value, bits), ScratchSlot(key, bits, thread));
+    scratch_types_[key] = value.type;
+  }
+
+  ScalarValue LoadFromScratch(int64_t key, llvm::Value* thread) {
+    hlo::PrimitiveType type = scratch_types_.at(key);
+    int64_t bits = WordBits(type);
+    llvm::Value* slot = ScratchSlot(key, bits, thread);
+    return FromStorageBits(builder_, builder_.CreateLoad(builder_.getIntNTy(bits), slot), type);
+  }
+
+  // Keys of scratch arrays: a value's own id, or a shuffle's input (kept apart by sign).
+  static int64_t ShuffleInputKey(int64_t result) { return -1 - result; }
+
+  Expected<ScalarValue> Shuffle(const emitters::ShuffleStmt& shuffle, const Values& values) {
+    TS_ASSIGN_OR_RETURN(ScalarValue input, Resolve(values, shuffle.value));
+    int64_t bits = WordBits(input.type);
+    llvm::Value* wide = ToStorageBits(builder_, input, bits);
+    llvm::Value* result = llvm::ConstantInt::get(wide->getType(), 0);
+    for (int64_t word = 0; word < bits / 32; ++word) {
+      llvm::Value* part =
+          builder_.CreateTrunc(builder_.CreateLShr(wide, word * 32), builder_.getInt32Ty());
+      llvm::Value* moved = abi_.ShuffleXor(builder_, part, shuffle.offset);
+      if (moved == nullptr)
+        return MakeError(ErrorCode::kInternal, "the target has no warp shuffle");
+      result = builder_.CreateOr(
+          result, builder_.CreateShl(builder_.CreateZExt(moved, wide->getType()), word * 32));
+    }
+    return FromStorageBits(builder_, result, input.type);
+  }
+
+  Status EmitStatements(const LoopStmt& loop, std::span<const AffineExpr> index, Segment segment) {
+    Values values;
+    llvm::Value* thread = segment.host_segments ? LinearThreadId() : nullptr;
+    for (size_t position = 0; position < segment.end; ++position) {
+      const BodyStmt& stmt = loop.body[position];
+      bool replay = position < segment.begin;
       if (const auto* call = std::get_if<emitters::CallStmt>(&stmt)) {
-        std::vector<AffineExpr> indices;
-        for (const AffineExpr& expr : call->indices) indices.push_back(expr.Substitute(index, {}));
-        const emitters::KernelFunction& function = kernel_.functions[call->function];
-        int64_t position = call->first_value;
-        for (const auto& [root, leaf] : function.Leaves()) {
-          values[position++] = {root, leaf, indices};
+        PendingLeaf pending{nullptr, -1, Indices(call->indices, index), {}};
+        for (const emitters::ValueBinding& binding : call->bindings) {
+          pending.bindings.emplace_back(&binding, Indices(binding.indices, index));
         }
-      } else if (const auto* store = std::get_if<emitters::StoreStmt>(&stmt)) {
-        std::vector<AffineExpr> indices;
-        for (const AffineExpr& expr : store->indices) indices.push_back(expr.Substitute(index, {}));
-        auto it = values.find(store->value);
-        if (it == values.end()) {
-          return MakeError(ErrorCode::kInternal,
-                           "store of undefined value %v" + std::to_string(store->value));
+        int64_t id = call->first_value;
+        for (const auto& [root, leaf] : kernel_.functions[call->function].Leaves()) {
+          pending.root = root;
+          pending.leaf = leaf;
+          values[id++] = pending;
         }
-        const PendingLeaf& pending = it->second;
+      } else if (const auto* load = std::get_if<emitters::SharedLoadStmt>(&stmt)) {
+        if (replay) {
+          values[load->value] = LoadFromScratch(load->value, thread);
+          continue;
+        }
         TS_ASSIGN_OR_RETURN(ScalarValue value,
-                            elemental_->EmitElement(*pending.root, pending.indices, pending.leaf));
-        TS_RETURN_IF_ERROR(elemental_->Store(buffers_[store->buffer], indices, value));
+                            elemental_->Load(shared_[load->alloc], Indices(load->indices, index)));
+        values[load->value] = value;
+        if (segment.host_segments) SaveToScratch(load->value, value, thread);
+      } else if (const auto* shuffle = std::get_if<emitters::ShuffleStmt>(&stmt)) {
+        if (replay) {
+          values[shuffle->result] = LoadFromScratch(shuffle->result, thread);
+        } else if (segment.host_segments) {
+          // The partner lane's input, saved at the end of the previous segment.
+          llvm::Value* partner = builder_.CreateXor(thread, builder_.getInt64(shuffle->offset));
+          ScalarValue moved = LoadFromScratch(ShuffleInputKey(shuffle->result), partner);
+          values[shuffle->result] = moved;
+          SaveToScratch(shuffle->result, moved, thread);
+        } else {
+          TS_ASSIGN_OR_RETURN(values[shuffle->result], Shuffle(*shuffle, values));
+        }
+      } else if (replay) {
+        continue;  // writes happened in their own segment
+      } else if (const auto* store = std::get_if<emitters::StoreStmt>(&stmt)) {
+        TS_RETURN_IF_ERROR(Predicated(store->predicates, index, [&]() -> Status {
+          TS_ASSIGN_OR_RETURN(ScalarValue value, Resolve(values, store->value));
+          return elemental_->Store(buffers_[store->buffer], Indices(store->indices, index), value);
+        }));
+      } else if (const auto* store = std::get_if<emitters::SharedStoreStmt>(&stmt)) {
+        TS_RETURN_IF_ERROR(Predicated(store->predicates, index, [&]() -> Status {
+          TS_ASSIGN_OR_RETURN(ScalarValue value, Resolve(values, store->value));
+          return elemental_->Store(shared_[store->alloc], Indices(store->indices, index), value);
+        }));
+      } else if (const auto* atomic = std::get_if<emitters::AtomicStmt>(&stmt)) {
+        TS_RETURN_IF_ERROR(Predicated(atomic->predicates, index, [&]() -> Status {
+          TS_ASSIGN_OR_RETURN(ScalarValue value, Resolve(values, atomic->value));
+          const BufferRef& buffer = buffers_[atomic->buffer];
+          return elemental_->AtomicUpdate(buffer, Indices(atomic->indices, index),
+                                          AtomicBinOp(atomic->op, buffer.shape->element_type()),
+                                          value);
+        }));
       }
+    }
+    // The host's segment ends at a shuffle: its input goes where the partner lanes read it.
+    if (segment.host_segments && segment.end < loop.body.size()) {
+      const auto& shuffle = std::get<emitters::ShuffleStmt>(loop.body[segment.end]);
+      TS_ASSIGN_OR_RETURN(ScalarValue input, Resolve(values, shuffle.value));
+      SaveToScratch(ShuffleInputKey(shuffle.result), input, thread);
     }
     return OkStatus();
   }
@@ -165,11 +406,41 @@ class BodyEmitter {
   const KernelIR& kernel_;
   llvm::IRBuilder<>& builder_;
   KernelAbi& abi_;
+  llvm::Function* function_;
   IndexEnv env_;
   std::vector<BufferRef> buffers_;
+  std::vector<hlo::Shape> shared_shapes_;
+  std::vector<BufferRef> shared_;
   std::unique_ptr<ElementalEmitter> elemental_;
   std::vector<AffineExpr> launch_ = std::vector<AffineExpr>(emitters::kLaunchDims);
+  std::map<std::pair<int64_t, int64_t>, llvm::Value*> scratch_;
+  std::unordered_map<int64_t, hlo::PrimitiveType> scratch_types_;
 };
+
+// Host: the block's threads one after another, each with its ids split from the linear one.
+Status ForEachThread(llvm::IRBuilder<>& builder, BodyEmitter& body,
+                     const emitters::LaunchGrid& grid, llvm::Value* block_x, llvm::Value* block_y,
+                     llvm::Value* block_z, const std::function<Status()>& emit) {
+  auto threads = EmitCountedLoop(
+      builder, builder.getInt64(0), builder.getInt64(grid.threads_per_block()), {},
+      [&](llvm::Value* thread, std::vector<llvm::Value*>) -> Expected<std::vector<llvm::Value*>> {
+        llvm::Value* threads_x = builder.getInt64(grid.threads[0]);
+        llvm::Value* threads_y = builder.getInt64(grid.threads[1]);
+        llvm::Value* thread_x = builder.CreateURem(thread, threads_x);
+        llvm::Value* thread_rest = builder.CreateUDiv(thread, threads_x);
+        llvm::Value* thread_y = builder.CreateURem(thread_rest, threads_y);
+        llvm::Value* thread_z = builder.CreateUDiv(thread_rest, threads_y);
+        body.PushScope();
+        body.SetLaunchIds({thread_x, thread_y, thread_z, block_x, block_y, block_z});
+        Status status = emit();
+        body.PopScope();
+        if (!status) return std::unexpected(status.error());
+        return std::vector<llvm::Value*>{};
+      },
+      "thread");
+  if (!threads) return std::unexpected(threads.error());
+  return OkStatus();
+}
 
 }  // namespace
 
@@ -184,7 +455,10 @@ Expected<llvm::Function*> EmitKernelFunction(const KernelIR& kernel, llvm::Modul
     std::array<llvm::Value*, emitters::kLaunchDims> ids;
     for (int64_t i = 0; i < emitters::kLaunchDims; ++i) ids[i] = abi.LaunchId(builder, i, grid);
     body.SetLaunchIds(ids);
-    for (const emitters::Phase& phase : kernel.phases) TS_RETURN_IF_ERROR(body.EmitPhase(phase));
+    for (size_t p = 0; p < kernel.phases.size(); ++p) {
+      if (p > 0) abi.Barrier(builder);
+      TS_RETURN_IF_ERROR(body.EmitPhase(kernel.phases[p]));
+    }
     builder.CreateRetVoid();
     abi.Finish(module, function, kernel);
     return function;
@@ -202,26 +476,22 @@ Expected<llvm::Function*> EmitKernelFunction(const KernelIR& kernel, llvm::Modul
         llvm::Value* rest = builder.CreateUDiv(block, blocks_x);
         llvm::Value* block_y = builder.CreateURem(rest, blocks_y);
         llvm::Value* block_z = builder.CreateUDiv(rest, blocks_y);
+        auto for_each_thread = [&](const std::function<Status()>& emit) {
+          return ForEachThread(builder, body, grid, block_x, block_y, block_z, emit);
+        };
+        // Every thread of the block finishes a phase before any starts the next: the
+        // barrier between phases.
         for (const emitters::Phase& phase : kernel.phases) {
-          // Every thread of the block finishes a phase before any starts the next: the
-          // barrier between phases.
-          auto threads = EmitCountedLoop(
-              builder, builder.getInt64(0), builder.getInt64(grid.threads_per_block()), {},
-              [&](llvm::Value* thread,
-                  std::vector<llvm::Value*>) -> Expected<std::vector<llvm::Value*>> {
-                llvm::Value* threads_x = builder.getInt64(grid.threads[0]);
-                llvm::Value* threads_y = builder.getInt64(grid.threads[1]);
-                llvm::Value* thread_x = builder.CreateURem(thread, threads_x);
-                llvm::Value* thread_rest = builder.CreateUDiv(thread, threads_x);
-                llvm::Value* thread_y = builder.CreateURem(thread_rest, threads_y);
-                llvm::Value* thread_z = builder.CreateUDiv(thread_rest, threads_y);
-                BodyEmitter scoped(kernel, builder, abi, function);
-                scoped.SetLaunchIds({thread_x, thread_y, thread_z, block_x, block_y, block_z});
-                TS_RETURN_IF_ERROR(scoped.EmitPhase(phase));
-                return std::vector<llvm::Value*>{};
-              },
-              "thread");
-          if (!threads) return std::unexpected(threads.error());
+          bool shuffles = std::any_of(phase.loops.begin(), phase.loops.end(), HasShuffle);
+          if (!shuffles) {
+            TS_RETURN_IF_ERROR(for_each_thread([&] { return body.EmitPhase(phase); }));
+            continue;
+          }
+          for (const LoopStmt& loop : phase.loops) {
+            TS_RETURN_IF_ERROR(HasShuffle(loop)
+                                   ? body.EmitLoopInSegments(loop, for_each_thread)
+                                   : for_each_thread([&] { return body.EmitLoop(loop); }));
+          }
         }
         return std::vector<llvm::Value*>{};
       },

@@ -13,6 +13,7 @@ namespace {
 // start 64-byte aligned (cuMemAlloc gives 256); the parameters promise the same.
 constexpr uint64_t kBufferAlignment = 64;
 constexpr unsigned kGlobalAddressSpace = 1;
+constexpr unsigned kSharedAddressSpace = 3;
 
 constexpr std::array<llvm::Intrinsic::ID, emitters::kLaunchDims> kLaunchIdIntrinsics = {
     llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x,   llvm::Intrinsic::nvvm_read_ptx_sreg_tid_y,
@@ -98,6 +99,37 @@ void NvptxAbi::Finish(llvm::Module& module, llvm::Function* function,
     annotations->addOperand(
         Annotation(context, function, kMaxThreads[i], kernel.launch.threads[i]));
   }
+}
+
+llvm::Value* NvptxAbi::SharedBase(llvm::IRBuilder<>& builder, llvm::Function*,
+                                  const emitters::KernelIR& kernel, int64_t index) {
+  llvm::Module& module = *builder.GetInsertBlock()->getModule();
+  const emitters::SharedAlloc& alloc = kernel.shared[index];
+  std::string name = "shared." + alloc.name;
+  if (llvm::GlobalVariable* existing = module.getNamedGlobal(name)) return existing;
+  auto* type = llvm::ArrayType::get(builder.getInt8Ty(), static_cast<uint64_t>(alloc.bytes()));
+  auto* global = new llvm::GlobalVariable(module, type, /*isConstant=*/false,
+                                          llvm::GlobalValue::InternalLinkage,
+                                          llvm::UndefValue::get(type), name, nullptr,
+                                          llvm::GlobalValue::NotThreadLocal, kSharedAddressSpace);
+  // Elemental addressing derives alignment from offsets assuming 64-byte aligned bases.
+  global->setAlignment(llvm::Align(kBufferAlignment));
+  return global;
+}
+
+void NvptxAbi::Barrier(llvm::IRBuilder<>& builder) {
+  llvm::Module& module = *builder.GetInsertBlock()->getModule();
+  builder.CreateCall(llvm::Intrinsic::getDeclaration(&module, llvm::Intrinsic::nvvm_barrier0), {});
+}
+
+llvm::Value* NvptxAbi::ShuffleXor(llvm::IRBuilder<>& builder, llvm::Value* bits, int64_t offset) {
+  llvm::Module& module = *builder.GetInsertBlock()->getModule();
+  llvm::Function* shuffle =
+      llvm::Intrinsic::getDeclaration(&module, llvm::Intrinsic::nvvm_shfl_sync_bfly_i32);
+  // Full mask; 0x1f: lanes are numbered within the whole 32-wide warp.
+  return builder.CreateCall(
+      shuffle, {builder.getInt32(0xFFFFFFFFu), bits,
+                builder.getInt32(static_cast<uint32_t>(offset)), builder.getInt32(0x1F)});
 }
 
 }  // namespace tilesmith::codegen

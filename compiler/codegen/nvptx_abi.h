@@ -30,6 +30,13 @@ class NvptxAbi : public KernelAbi {
                         const emitters::LaunchGrid& grid) override;
   void Finish(llvm::Module& module, llvm::Function* function,
               const emitters::KernelIR& kernel) override;
+  /// An `addrspace(3)` module global per allocation (`.shared` in PTX).
+  llvm::Value* SharedBase(llvm::IRBuilder<>& builder, llvm::Function* function,
+                          const emitters::KernelIR& kernel, int64_t index) override;
+  /// `llvm.nvvm.barrier0` (`bar.sync 0`).
+  void Barrier(llvm::IRBuilder<>& builder) override;
+  /// `llvm.nvvm.shfl.sync.bfly.i32` over the full warp.
+  llvm::Value* ShuffleXor(llvm::IRBuilder<>& builder, llvm::Value* bits, int64_t offset) override;
 
  private:
   NvptxHooks hooks_;

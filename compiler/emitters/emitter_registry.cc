@@ -2,7 +2,11 @@
 
 #include <memory>
 
+#include "compiler/emitters/concatenate_emitter.h"
+#include "compiler/emitters/dynamic_update_slice_emitter.h"
+#include "compiler/emitters/input_slices_emitter.h"
 #include "compiler/emitters/loop_emitter.h"
+#include "compiler/emitters/transpose_emitter.h"
 
 namespace tilesmith::emitters {
 namespace {
@@ -13,6 +17,10 @@ const std::vector<std::unique_ptr<Emitter>>& Registry() {
   static const auto* emitters = [] {
     auto* list = new std::vector<std::unique_ptr<Emitter>>();
     list->push_back(MakeLoopEmitter());
+    list->push_back(MakeTransposeEmitter());
+    list->push_back(MakeConcatenateEmitter());
+    list->push_back(MakeDynamicUpdateSliceEmitter());
+    list->push_back(MakeInputSlicesEmitter());
     return list;
   }();
   return *emitters;

@@ -1,5 +1,7 @@
 #include "compiler/emitters/kernel_ir.h"
 
+#include <algorithm>
+
 #include "compiler/hlo/printer.h"
 
 namespace tilesmith::emitters {
@@ -25,7 +27,85 @@ std::string IndexList(std::span<const analysis::AffineExpr> indices,
   return text;
 }
 
+std::string Predicates(std::span<const Predicate> predicates,
+                       const std::vector<std::string>& names) {
+  std::string text;
+  for (size_t i = 0; i < predicates.size(); ++i) {
+    text += (i ? " && " : " if ") + predicates[i].expr.ToString(names) + " in " +
+            predicates[i].range.ToString();
+  }
+  return text;
+}
+
+std::string_view AtomicOpName(AtomicOp op) {
+  switch (op) {
+    case AtomicOp::kAdd:
+      return "add";
+    case AtomicOp::kMax:
+      return "max";
+    case AtomicOp::kMin:
+      return "min";
+  }
+  return "?";
+}
+
+// One body statement as text, indices named by the loop's results.
+std::string StatementText(const KernelIR& kernel, const BodyStmt& stmt,
+                          const std::vector<std::string>& names) {
+  auto value = [](int64_t id) { return "%v" + std::to_string(id); };
+  if (const auto* call = std::get_if<CallStmt>(&stmt)) {
+    const KernelFunction& function = kernel.functions[call->function];
+    std::string text;
+    size_t leaves = function.Leaves().size();
+    for (size_t r = 0; r < leaves; ++r) {
+      text += (r ? ", " : "") + value(call->first_value + static_cast<int64_t>(r));
+    }
+    text += " = call @" + function.name + "(" + IndexList(call->indices, names) + ")";
+    for (size_t b = 0; b < call->bindings.size(); ++b) {
+      const ValueBinding& binding = call->bindings[b];
+      text += (b ? ", " : " with ") + std::string("%") + binding.instruction->name() + "[" +
+              IndexList(binding.indices, names) + "] = " + value(binding.value);
+    }
+    return text;
+  }
+  if (const auto* store = std::get_if<StoreStmt>(&stmt)) {
+    return "store %" + kernel.buffers[store->buffer].name + "[" + IndexList(store->indices, names) +
+           "] = " + value(store->value) + Predicates(store->predicates, names);
+  }
+  if (const auto* load = std::get_if<SharedLoadStmt>(&stmt)) {
+    return value(load->value) + " = load_shared %" + kernel.shared[load->alloc].name + "[" +
+           IndexList(load->indices, names) + "]";
+  }
+  if (const auto* store = std::get_if<SharedStoreStmt>(&stmt)) {
+    return "store_shared %" + kernel.shared[store->alloc].name + "[" +
+           IndexList(store->indices, names) + "] = " + value(store->value) +
+           Predicates(store->predicates, names);
+  }
+  if (const auto* shuffle = std::get_if<ShuffleStmt>(&stmt)) {
+    return value(shuffle->result) + " = shfl.bfly " + value(shuffle->value) + ", " +
+           std::to_string(shuffle->offset);
+  }
+  const auto& atomic = std::get<AtomicStmt>(stmt);
+  return "atomic_" + std::string(AtomicOpName(atomic.op)) + " %" +
+         kernel.buffers[atomic.buffer].name + "[" + IndexList(atomic.indices, names) +
+         "] = " + value(atomic.value) + Predicates(atomic.predicates, names);
+}
+
 }  // namespace
+
+hlo::Shape SharedAlloc::shape() const { return hlo::Shape::Array(type, dims); }
+
+int64_t SharedAlloc::bytes() const {
+  int64_t elements = 1;
+  for (int64_t dim : dims) elements *= dim;
+  return elements * std::max(1, (hlo::BitWidth(type) + 7) / 8);
+}
+
+int64_t KernelIR::SharedBytes() const {
+  int64_t bytes = 0;
+  for (const SharedAlloc& alloc : shared) bytes += alloc.bytes();
+  return bytes;
+}
 
 std::vector<const hlo::Shape*> ArrayLeaves(const hlo::Shape& shape) {
   if (!shape.IsTuple()) return {&shape};
@@ -71,10 +151,15 @@ std::string KernelIR::ToString() const {
     if (i > 0) out += ", ";
     out += "%" + buffers[i].name + ": " + hlo::ShapeToString(buffers[i].shape);
     if (buffers[i].is_output) out += " out";
+    if (buffers[i].aliases >= 0) out += " aliases %" + buffers[buffers[i].aliases].name;
   }
   out += ")\n";
   out += "  emitter: " + emitter + " " + config_json + "\n";
   out += "  launch: blocks " + Triple(launch.blocks) + ", threads " + Triple(launch.threads) + "\n";
+  for (const SharedAlloc& alloc : shared) {
+    out += "  shared %" + alloc.name + ": " + hlo::ShapeToString(alloc.shape()) + " (" +
+           std::to_string(alloc.bytes()) + " bytes)\n";
+  }
   for (size_t p = 0; p < phases.size(); ++p) {
     if (p > 0) out += "  barrier\n";
     out += "  phase " + std::to_string(p) + ":\n";
@@ -93,19 +178,7 @@ std::string KernelIR::ToString() const {
       for (size_t i = 0; i < index_names.size(); ++i) out += (i ? ", " : "") + index_names[i];
       out += ")\n      in " + loop.map.ToString(LaunchDimNames(), symbol_names) + " {\n";
       for (const BodyStmt& stmt : loop.body) {
-        if (const auto* call = std::get_if<CallStmt>(&stmt)) {
-          const KernelFunction& function = functions[call->function];
-          out += "      ";
-          size_t leaves = function.Leaves().size();
-          for (size_t r = 0; r < leaves; ++r) {
-            out += (r ? ", " : "") + std::string("%v") + std::to_string(call->first_value + r);
-          }
-          out += " = call @" + function.name + "(" + IndexList(call->indices, index_names) + ")\n";
-        } else if (const auto* store = std::get_if<StoreStmt>(&stmt)) {
-          out += "      store %" + buffers[store->buffer].name + "[" +
-                 IndexList(store->indices, index_names) + "] = %v" + std::to_string(store->value) +
-                 "\n";
-        }
+        out += "      " + StatementText(*this, stmt, index_names) + "\n";
       }
       out += "    }\n";
     }

@@ -31,6 +31,10 @@ struct KernelBuffer {
   bool is_output = false;
   int64_t index = 0;  // the parameter number, or the output's position
   int64_t leaf = -1;  // the array leaf of a tuple-shaped parameter (ArrayLeaves order)
+  /// For an output updated in place (dynamic-update-slice): the input buffer it aliases.
+  /// The kernel writes only part of it, so callers must give it that input's bytes as its
+  /// initial contents (or pass the input's memory itself). -1: a plain output.
+  int64_t aliases = -1;
 };
 
 /// The array leaves of `shape` in depth-first order (an array is its own only leaf). A
@@ -63,22 +67,87 @@ inline constexpr int64_t kBlockIdY = 4;
 inline constexpr int64_t kBlockIdZ = 5;
 inline constexpr int64_t kLaunchDims = 6;
 
-/// `%v<first>.. = call @function(indices…)`: the values of the function's leaves at an
-/// index. Indices are affine in the enclosing loop's results (`d<i>` = result i).
-struct CallStmt {
-  int64_t function = 0;
-  std::vector<analysis::AffineExpr> indices;
-  int64_t first_value = 0;  // the leaves' values get consecutive ids from here
-};
-
-/// `store %buffer[indices…] = %v<value>`.
-struct StoreStmt {
-  int64_t buffer = 0;
+/// Inside a call, `instruction` at `indices` is the already computed value `%v<value>` (a
+/// transpose hero read back from shared memory) instead of being computed from its operands.
+/// The binding applies where the function asks for exactly that element.
+struct ValueBinding {
+  const hlo::HloInstruction* instruction = nullptr;
   std::vector<analysis::AffineExpr> indices;  // affine in the enclosing loop's results
   int64_t value = 0;
 };
 
-using BodyStmt = std::variant<CallStmt, StoreStmt>;
+/// `%v<first>.. = call @function(indices…) [with …]`: the values of the function's leaves at
+/// an index. Indices are affine in the enclosing loop's results (`d<i>` = result i).
+struct CallStmt {
+  int64_t function = 0;
+  std::vector<analysis::AffineExpr> indices;
+  int64_t first_value = 0;  // the leaves' values get consecutive ids from here
+  std::vector<ValueBinding> bindings = {};
+};
+
+/// A statement that writes runs only where each predicate holds: `expr` (affine in the
+/// enclosing loop's results) lies in `range` — an in-bounds test for a partial tile.
+using Predicate = analysis::Constraint;
+
+/// `store %buffer[indices…] = %v<value> [if …]`.
+struct StoreStmt {
+  int64_t buffer = 0;
+  std::vector<analysis::AffineExpr> indices;  // affine in the enclosing loop's results
+  int64_t value = 0;
+  std::vector<Predicate> predicates = {};
+};
+
+/// A block's shared-memory array (`shared %tile0: f32[32,33]`), row-major, one element per
+/// at least one byte (packed types get a byte each, so threads never share a byte).
+struct SharedAlloc {
+  std::string name;
+  hlo::PrimitiveType type = hlo::PrimitiveType::kF32;
+  std::vector<int64_t> dims;
+
+  /// The row-major array shape the allocation is addressed through.
+  hlo::Shape shape() const;
+  int64_t bytes() const;
+};
+
+/// `%v<value> = load_shared %alloc[indices…]`.
+struct SharedLoadStmt {
+  int64_t alloc = 0;  // index into KernelIR::shared
+  std::vector<analysis::AffineExpr> indices;
+  int64_t value = 0;
+};
+
+/// `store_shared %alloc[indices…] = %v<value> [if …]`.
+struct SharedStoreStmt {
+  int64_t alloc = 0;
+  std::vector<analysis::AffineExpr> indices;
+  int64_t value = 0;
+  std::vector<Predicate> predicates = {};
+};
+
+/// `%v<result> = shfl.bfly %v<value>, <offset>`: the value of the lane whose lane id is this
+/// lane's xor `offset` (`shfl.sync.bfly`, full warp). Every lane of the warp must execute it:
+/// emitters put it only in loops whose domain covers whole warps.
+struct ShuffleStmt {
+  int64_t value = 0;
+  int64_t offset = 1;  // 1, 2, 4, 8 or 16
+  int64_t result = 0;
+};
+
+/// The read-modify-write of an atomic.
+enum class AtomicOp { kAdd, kMax, kMin };
+
+/// `atomic_add %buffer[indices…] = %v<value> [if …]`: buffer[i] = op(buffer[i], value),
+/// atomically (blocks and threads may target the same element).
+struct AtomicStmt {
+  AtomicOp op = AtomicOp::kAdd;
+  int64_t buffer = 0;
+  std::vector<analysis::AffineExpr> indices;
+  int64_t value = 0;
+  std::vector<Predicate> predicates = {};
+};
+
+using BodyStmt =
+    std::variant<CallStmt, StoreStmt, SharedLoadStmt, SharedStoreStmt, ShuffleStmt, AtomicStmt>;
 
 /// Per-thread loop: for this thread's launch ids, every symbol assignment in the map's
 /// domain that satisfies its constraints runs the body once, with the map's results as the
@@ -99,6 +168,7 @@ struct KernelIR {
   const hlo::HloComputation* fusion = nullptr;
   std::vector<KernelBuffer> buffers;
   LaunchGrid launch;
+  std::vector<SharedAlloc> shared;  // per block; live across phases
   std::vector<KernelFunction> functions;
   std::vector<Phase> phases;
   /// The emitter and its config, for printing and keys (`loop`, `{"threads": 128, …}`).
@@ -109,6 +179,8 @@ struct KernelIR {
   std::string ToString() const;
   /// The buffer index of fusion output `output`.
   int64_t OutputBuffer(int64_t output) const;
+  /// Bytes of shared memory a block uses.
+  int64_t SharedBytes() const;
 };
 
 }  // namespace tilesmith::emitters

@@ -39,15 +39,39 @@ struct LoopConfig {
 /// extent when x would exceed its limit.
 LoopConfig DefaultLoopConfig(const analysis::FusionAnalysis& analysis, const DeviceInfo& device);
 
+/// XLA's loop rule for a loop over `elements` (the largest operand of a concatenate, the
+/// update of a dynamic-update-slice): as DefaultLoopConfig, the vector width further
+/// limited to a divisor of `vector_divides` when that is positive.
+LoopConfig DefaultLoopConfigFor(const analysis::FusionAnalysis& analysis, const DeviceInfo& device,
+                                int64_t elements, int64_t vector_divides);
+
 /// The reason `config` cannot be used on `device` (threads over the limit or not a multiple
 /// of the warp, vector not 1/2/4/8, grid too large, …), or OK.
 Status ValidateLoopConfig(const LoopConfig& config, const analysis::FusionAnalysis& analysis,
                           const DeviceInfo& device);
 
+/// As ValidateLoopConfig, for a loop over `elements` instead of the largest output.
+Status ValidateLoopConfigFor(const LoopConfig& config, const analysis::FusionAnalysis& analysis,
+                             const DeviceInfo& device, int64_t elements);
+
 /// The kernel for `config`: one loop per group of fusion outputs with the same dims, each
 /// calling the partitioned function of its roots and storing the values.
 Expected<KernelIR> EmitLoopKernel(const analysis::FusionAnalysis& analysis,
                                   const LoopConfig& config, const DeviceInfo& device);
+
+/// What differs between emitters configured by a LoopConfig (loop, concatenate, input
+/// slices, in-place dynamic-update-slice): name, default, validation and emission.
+struct LoopConfigHooks {
+  std::string_view name;
+  LoopConfig (*default_config)(const analysis::FusionAnalysis&, const DeviceInfo&);
+  Status (*validate)(const LoopConfig&, const analysis::FusionAnalysis&, const DeviceInfo&);
+  Expected<KernelIR> (*emit)(const analysis::FusionAnalysis&, const LoopConfig&, const DeviceInfo&);
+};
+
+/// Such an emitter behind the `Emitter` interface: partial configs overlay `default_config`;
+/// its space is threads 32…1024 (powers of two) x vector 1/2/4/8 x chunks 1/2/4 over the
+/// default's blocks_y, each entry pruned by `validate` with its reason.
+std::unique_ptr<Emitter> MakeLoopConfigEmitter(LoopConfigHooks hooks);
 
 /// The loop emitter behind the `Emitter` interface. Its space: threads 32…1024 (powers of
 /// two), vector 1/2/4/8, chunks 1/2/4, over the default's blocks_y.

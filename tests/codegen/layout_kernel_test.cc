@@ -29,10 +29,16 @@ TEST_P(LayoutKernelTest, MatchesTheEvaluatorUnderSeveralConfigs) {
   ASSERT_TRUE(expected.has_value()) << expected.error().message;
   analysis::FusionAnalysis analysis = analysis::AnalyzeFusion(fusion);
   emitters::DeviceInfo device = emitters::DeviceInfo::ForTarget(emitters::Target::Host());
-  for (const nlohmann::json& config :
-       {nlohmann::json(nullptr),
-        nlohmann::json{{"threads_per_block", 32}, {"vector", 2}, {"chunks", 3}},
-        nlohmann::json{{"threads_per_block", 64}, {"vector", 8}, {"chunks", 1}, {"blocks_y", 2}}}) {
+  std::vector<nlohmann::json> configs = {
+      nullptr,
+      {{"threads_per_block", 32}, {"vector", 2}, {"chunks", 3}},
+      {{"threads_per_block", 64}, {"vector", 8}, {"chunks", 1}, {"blocks_y", 2}}};
+  if (emitters::EmitterFor(analysis).name() == "transpose") {
+    configs = {nullptr,
+               {{"tile_in", 16}, {"rows_per_pass", 2}, {"threads", 32}},
+               {{"tile_out", 16}, {"vector", 2}, {"rows_per_pass", 8}, {"shared_padding", 0}}};
+  }
+  for (const nlohmann::json& config : configs) {
     auto kernel = emitters::EmitKernel(analysis, config, device);
     ASSERT_TRUE(kernel.has_value()) << kernel.error().message;
     auto compiled = CompileForHost(std::move(*kernel));

@@ -1,0 +1,210 @@
+// The transpose emitter: XLA's default tiling (the spec's example), partial configs over the
+// default, the space with its pruning reasons, and the two phases' maps: phase 1 reads every
+// input element once into the tile slot phase 2 reads it back from, for the output element
+// the transpose puts it at.
+#include "compiler/emitters/transpose_emitter.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <map>
+
+#include "compiler/emitters/emitter_registry.h"
+#include "compiler/hlo/parser.h"
+
+namespace tilesmith::emitters {
+namespace {
+
+std::unique_ptr<hlo::HloModule> Parse(std::string_view text) {
+  auto module = hlo::ParseHloModule(text);
+  EXPECT_TRUE(module.has_value()) << module.error().message;
+  return module ? std::move(*module) : nullptr;
+}
+
+const DeviceInfo& H100() {
+  static const DeviceInfo device = DeviceInfo::ForTarget(*Target::Parse("cuda:sm_90"));
+  return device;
+}
+
+constexpr char kSpecExample[] = R"(f {
+  p0 = f32[20,160,170] parameter(0)
+  exp = f32[20,160,170] exponential(p0)
+  ROOT t = f32[20,170,160] transpose(exp), dimensions={0,2,1}
+})";
+
+constexpr char kKeepsMinor[] = R"(f {
+  p0 = s8[160,170,3] parameter(0)
+  ROOT t = s8[170,160,3] transpose(p0), dimensions={1,0,2}
+})";
+
+std::string Reason(const analysis::FusionAnalysis& analysis, const nlohmann::json& config,
+                   const DeviceInfo& device = H100()) {
+  Status status = EmitterFor(analysis).Validate(analysis, config, device);
+  return status ? std::string() : status.error().message;
+}
+
+TEST(TransposeEmitterTest, SpecExampleUsesA32x33TileAnd600Blocks) {
+  auto module = Parse(kSpecExample);
+  analysis::FusionAnalysis analysis = analysis::AnalyzeFusion(*module->fusion());
+  const Emitter& emitter = EmitterFor(analysis);
+  ASSERT_EQ(emitter.name(), "transpose");
+  EXPECT_EQ(DefaultTransposeConfig(analysis, H100()), (TransposeConfig{32, 32, 4, 128, 1, 1}));
+  auto kernel = emitter.Emit(analysis, nullptr, H100());
+  ASSERT_TRUE(kernel.has_value()) << kernel.error().message;
+  ASSERT_EQ(kernel->shared.size(), 1u);
+  EXPECT_EQ(kernel->shared[0].dims, (std::vector<int64_t>{32, 33}));
+  EXPECT_EQ(kernel->shared[0].type, hlo::PrimitiveType::kF32);
+  EXPECT_EQ(kernel->SharedBytes(), 4224);
+  EXPECT_EQ(kernel->launch.blocks, (std::array<int64_t, 3>{600, 1, 1}));
+  EXPECT_EQ(kernel->launch.threads, (std::array<int64_t, 3>{128, 1, 1}));
+  ASSERT_EQ(kernel->phases.size(), 2u);
+  std::string text = kernel->ToString();
+  EXPECT_NE(text.find("shared %tile0: f32[32,33]{1,0} (4224 bytes)"), std::string::npos) << text;
+  EXPECT_NE(text.find("barrier"), std::string::npos) << text;
+  EXPECT_NE(text.find("with %t["), std::string::npos) << text;
+}
+
+TEST(TransposeEmitterTest, WideWorkOfNarrowTypesGetsFourByteVectors) {
+  auto module = Parse(R"(f {
+  p0 = bf16[64,1024,2048] parameter(0)
+  ROOT t = bf16[64,2048,1024] transpose(p0), dimensions={0,2,1}
+})");
+  analysis::FusionAnalysis analysis = analysis::AnalyzeFusion(*module->fusion());
+  // 4 bytes of bf16: 2 lanes; 16 vectors per tile row, 8 rows per pass for 128 threads.
+  EXPECT_EQ(DefaultTransposeConfig(analysis, H100()), (TransposeConfig{32, 32, 8, 128, 2, 1}));
+}
+
+TEST(TransposeEmitterTest, PartialConfigsOverlayTheDefaultAndInvalidOnesSayWhy) {
+  auto module = Parse(kSpecExample);
+  analysis::FusionAnalysis analysis = analysis::AnalyzeFusion(*module->fusion());
+  auto kernel = EmitterFor(analysis).Emit(analysis, {{"shared_padding", 0}}, H100());
+  ASSERT_TRUE(kernel.has_value()) << kernel.error().message;
+  EXPECT_EQ(kernel->shared[0].dims, (std::vector<int64_t>{32, 32}));
+  EXPECT_EQ(Reason(analysis, {{"tile_in", 64}, {"threads", 256}}), "");
+  EXPECT_NE(Reason(analysis, {{"tile_in", 64}}).find("must be tile_in x carried / vector"),
+            std::string::npos);
+  EXPECT_NE(Reason(analysis, {{"vector", 3}}).find("not 1, 2, 4 or 8"), std::string::npos);
+  EXPECT_NE(Reason(analysis, {{"shared_padding", -1}}).find("at least 0"), std::string::npos);
+  EXPECT_NE(Reason(analysis, {{"tiles", 2}}).find("unknown transpose config field"),
+            std::string::npos);
+  EXPECT_NE(Reason(analysis, {{"rows_per_pass", 1}, {"threads", 32}, {"tile_out", 64}})
+                .find("do not cover whole output tile rows"),
+            std::string::npos)
+      << "phase 2 rows of 64 threads cannot be covered by 32";
+  DeviceInfo small = H100();
+  small.shared_memory_per_block = 4096;
+  EXPECT_NE(Reason(analysis, nullptr, small).find("shared memory of 4224 bytes is over"),
+            std::string::npos);
+}
+
+TEST(TransposeEmitterTest, SpaceKeepsPrunedConfigsWithTheirReason) {
+  auto module = Parse(kKeepsMinor);
+  analysis::FusionAnalysis analysis = analysis::AnalyzeFusion(*module->fusion());
+  std::vector<SpaceEntry> space = EmitterFor(analysis).Space(analysis, H100());
+  EXPECT_EQ(space.size(), 3u * 3u * 4u * 3u * 2u);
+  std::map<std::string, int> reasons;
+  int valid = 0;
+  for (const SpaceEntry& entry : space) {
+    if (entry.valid()) {
+      ++valid;
+      EXPECT_EQ(Reason(analysis, entry.config), "") << entry.config;
+    } else if (entry.pruned_reason.find("over the limit 1024") != std::string::npos) {
+      ++reasons["threads"];
+    } else if (entry.pruned_reason.find("multiple of the warp size") != std::string::npos) {
+      ++reasons["warp"];
+    }
+  }
+  EXPECT_GT(valid, 0);
+  EXPECT_GT(reasons["threads"], 0);  // 64 x 3 carried x 8 rows = 1536 threads
+  EXPECT_GT(reasons["warp"], 0);     // 16 x 3 carried x 1 row = 48 threads
+}
+
+// Walks every (thread, block, symbol) point of a loop's domain: the block and the results.
+void ForEachPoint(const KernelIR& kernel, const LoopStmt& loop,
+                  const std::function<void(int64_t, std::span<const int64_t>)>& visit) {
+  for (int64_t block = 0; block < kernel.launch.blocks[0]; ++block) {
+    for (int64_t thread = 0; thread < kernel.launch.threads[0]; ++thread) {
+      std::vector<int64_t> dims = {thread, 0, 0, block, 0, 0};
+      std::vector<int64_t> symbols(loop.map.symbol_count(), 0);
+      std::function<void(int64_t)> nest = [&](int64_t s) {
+        if (s == loop.map.symbol_count()) {
+          if (loop.map.Contains(dims, symbols)) visit(block, loop.map.Evaluate(dims, symbols));
+          return;
+        }
+        for (int64_t v = loop.map.symbol(s).range.lower; v <= loop.map.symbol(s).range.upper; ++v) {
+          symbols[s] = v;
+          nest(s + 1);
+        }
+      };
+      nest(0);
+    }
+  }
+}
+
+// Phase 1 writes tile slot (block, row, column, element) from input index x, once per input
+// element; phase 2 reads every written slot once, for output index y = x permuted. (The
+// shapes here are their own normalised form, so loop results are logical indices.)
+void ExpectTilesRoundTrip(std::string_view text, const nlohmann::json& config) {
+  auto module = Parse(text);
+  analysis::FusionAnalysis analysis = analysis::AnalyzeFusion(*module->fusion());
+  auto kernel = EmitterFor(analysis).Emit(analysis, config, H100());
+  ASSERT_TRUE(kernel.has_value()) << kernel.error().message;
+  const hlo::HloInstruction& transpose = *analysis.heroes[0];
+  int64_t rank = transpose.shape().rank();
+  auto slot_of = [&](int64_t block, std::span<const int64_t> results) {
+    std::vector<int64_t> slot(results.begin() + rank, results.end());
+    slot.insert(slot.begin(), block);
+    return slot;
+  };
+  std::map<std::vector<int64_t>, std::vector<int64_t>> written;
+  ForEachPoint(*kernel, kernel->phases[0].loops[0],
+               [&](int64_t block, std::span<const int64_t> results) {
+                 std::vector<int64_t> x(results.begin(), results.begin() + rank);
+                 EXPECT_TRUE(written.emplace(slot_of(block, results), x).second) << config;
+               });
+  EXPECT_EQ(static_cast<int64_t>(written.size()), transpose.operand(0)->shape().ElementCount())
+      << config;
+  std::map<std::vector<int64_t>, int> reads;
+  ForEachPoint(*kernel, kernel->phases[1].loops[0],
+               [&](int64_t block, std::span<const int64_t> results) {
+                 std::vector<int64_t> slot = slot_of(block, results);
+                 auto it = written.find(slot);
+                 ASSERT_NE(it, written.end()) << "phase 2 reads a slot phase 1 never wrote";
+                 ++reads[slot];
+                 for (int64_t i = 0; i < rank; ++i) {
+                   ASSERT_EQ(results[i], it->second[transpose.dimensions()[i]]) << config;
+                 }
+               });
+  EXPECT_EQ(reads.size(), written.size()) << config;
+  for (const auto& [slot, count] : reads) ASSERT_EQ(count, 1) << config;
+}
+
+TEST(TransposeEmitterTest, TilesRoundTripEveryElementWithPartialTiles) {
+  constexpr char kSmall021[] = R"(f {
+  p0 = f32[3,40,70] parameter(0)
+  ROOT t = f32[3,70,40] transpose(p0), dimensions={0,2,1}
+})";
+  constexpr char kSmall210[] = R"(f {
+  p0 = f32[20,6,34] parameter(0)
+  ROOT t = f32[34,6,20] transpose(p0), dimensions={2,1,0}
+})";
+  constexpr char kSmall102[] = R"(f {
+  p0 = s8[40,36,3] parameter(0)
+  ROOT t = s8[36,40,3] transpose(p0), dimensions={1,0,2}
+})";
+  ExpectTilesRoundTrip(kSmall021, nullptr);
+  ExpectTilesRoundTrip(
+      kSmall021,
+      {{"tile_in", 16}, {"tile_out", 32}, {"rows_per_pass", 2}, {"threads", 32}, {"vector", 1}});
+  ExpectTilesRoundTrip(
+      kSmall021,
+      {{"tile_in", 64}, {"tile_out", 32}, {"rows_per_pass", 2}, {"threads", 64}, {"vector", 2}});
+  ExpectTilesRoundTrip(kSmall210, nullptr);
+  ExpectTilesRoundTrip(kSmall102, nullptr);
+  ExpectTilesRoundTrip(
+      kSmall102,
+      {{"tile_in", 16}, {"tile_out", 32}, {"rows_per_pass", 2}, {"threads", 96}, {"vector", 1}});
+}
+
+}  // namespace
+}  // namespace tilesmith::emitters
