@@ -12,25 +12,16 @@
 #include "compiler/emitters/loop_emitter.h"
 #include "compiler/hlo/canonical.h"
 #include "compiler/hlo/evaluator.h"
-#include "compiler/hlo/literal_compare.h"
 #include "compiler/hlo/npy.h"
 #include "support/log.h"
 #include "support/sha256.h"
 #include "tools/commands.h"
 #include "tools/fusion_loader.h"
 #include "tools/kernel_tools.h"
+#include "tuner/verify.h"
 
 namespace tilesmith::tools {
 namespace {
-
-// Tuple results become one output per array, depth first (as `eval` writes them).
-void Flatten(const hlo::Literal& value, std::vector<const hlo::Literal*>& outputs) {
-  if (value.shape().IsTuple()) {
-    for (const hlo::Literal& element : value.tuple_elements()) Flatten(element, outputs);
-  } else {
-    outputs.push_back(&value);
-  }
-}
 
 Expected<emitters::Target> HostTarget(const cli::Args& args) {
   TS_ASSIGN_OR_RETURN(emitters::Target target, emitters::Target::Parse(args.Get("target", "host")));
@@ -143,6 +134,7 @@ int RunCheck(const cli::Args& args) {
 
   std::string which = args.Get("configs", "default");
   std::vector<nlohmann::json> configs;
+  int64_t valid_configs = 0;  // the space's valid configs, when a sample of them is checked
   if (which == "default") {
     configs.push_back(emitters::DefaultConfig(analysis, device));
   } else {
@@ -159,7 +151,10 @@ int RunCheck(const cli::Args& args) {
       }
       std::mt19937_64 random(std::stoull(args.Get("seed", "0")));
       std::shuffle(configs.begin(), configs.end(), random);
-      if (count < static_cast<int64_t>(configs.size())) configs.resize(std::max<int64_t>(count, 0));
+      if (count < static_cast<int64_t>(configs.size())) {
+        valid_configs = static_cast<int64_t>(configs.size());
+        configs.resize(std::max<int64_t>(count, 0));
+      }
     }
   }
   auto arguments = Arguments(args, fusion);
@@ -167,11 +162,15 @@ int RunCheck(const cli::Args& args) {
   auto reference = hlo::Evaluate(fusion, *arguments);
   if (!reference)
     return ReportError("the reference evaluator failed: " + reference.error().message);
-  std::vector<const hlo::Literal*> expected;
-  Flatten(*reference, expected);
+  // Tuple results become one output per array, depth first (as `eval` writes them).
+  std::vector<const hlo::Literal*> expected = tuner::FlattenOutputs(*reference);
 
   nlohmann::json results = nlohmann::json::array();
   int64_t passed = 0;
+  if (valid_configs > 0 && !args.Has("json")) {
+    std::cout << "sampled " << configs.size() << " of " << valid_configs
+              << " valid configs (--seed " << args.Get("seed", "0") << ")\n";
+  }
   for (const nlohmann::json& config : configs) {
     nlohmann::json entry = {{"config", config}};
     auto kernel = emitters::EmitKernel(analysis, config, device);
@@ -185,23 +184,11 @@ int RunCheck(const cli::Args& args) {
       entry["passed"] = false;
       entry["error"] = outputs.error().message;
     } else {
-      bool ok = outputs->size() == expected.size();
-      double largest = 0;
-      int64_t mismatches = 0;
-      std::string first;
-      for (size_t i = 0; ok && i < outputs->size(); ++i) {
-        hlo::Comparison comparison = hlo::CompareLiterals((*outputs)[i], *expected[i]);
-        largest = std::max(largest, comparison.largest_error);
-        mismatches += comparison.mismatches;
-        if (!comparison.matches && first.empty()) {
-          first = "output " + std::to_string(i) + " " + comparison.first_mismatch;
-        }
-        ok = ok && comparison.matches;
-      }
-      entry["passed"] = ok;
-      entry["largest_error"] = largest;
-      entry["mismatches"] = mismatches;
-      if (!first.empty()) entry["first_mismatch"] = first;
+      tuner::OutputComparison comparison = tuner::CompareOutputs(*outputs, expected);
+      entry["passed"] = comparison.matches;
+      entry["largest_error"] = comparison.largest_error;
+      entry["mismatches"] = comparison.mismatches;
+      if (!comparison.first_mismatch.empty()) entry["first_mismatch"] = comparison.first_mismatch;
     }
     passed += entry["passed"].get<bool>();
     if (!args.Has("json")) {
@@ -219,11 +206,14 @@ int RunCheck(const cli::Args& args) {
   }
   int64_t checked = static_cast<int64_t>(configs.size());
   if (args.Has("json")) {
-    std::cout << nlohmann::json{{"fusion", fusion.name()},    {"target", target->ToString()},
-                                {"checked", checked},         {"passed", passed},
-                                {"failed", checked - passed}, {"results", results}}
-                     .dump(2)
-              << "\n";
+    nlohmann::json summary{{"fusion", fusion.name()},    {"target", target->ToString()},
+                           {"checked", checked},         {"passed", passed},
+                           {"failed", checked - passed}, {"results", results}};
+    if (valid_configs > 0) {
+      summary["sampled"] = true;
+      summary["valid_configs"] = valid_configs;
+    }
+    std::cout << summary.dump(2) << "\n";
   } else {
     std::cout << "checked " << checked << ", passed " << passed << ", failed " << checked - passed
               << "\n";
@@ -253,7 +243,9 @@ Subcommand CheckSubcommand() {
                        "FILE --target host [--configs default|all|N] [--seed N] [--json]");
   AddFusionInputFlags(command)
       .Flag("target", "T", "host (the only target that runs here)")
-      .Flag("configs", "WHICH", "default (XLA's choice), all, or N random configs of the space")
+      .Flag("configs", "WHICH",
+            "default (XLA's choice), all, or N random valid configs of the space (says so "
+            "when it sampled)")
       .Flag("input", "P.npy", "value of the next parameter (none: random inputs)", true)
       .Flag("seed", "N", "seed of the random inputs and config sample (default 0)")
       .Switch("json",

@@ -33,6 +33,9 @@ Subcommand CompileSubcommand();
 Subcommand RunSubcommand();
 Subcommand CheckSubcommand();
 Subcommand DbSubcommand();
+Subcommand SpaceSubcommand();
+Subcommand TuneSubcommand();
+Subcommand WorkerSubcommand();
 
 /// Prints `error: <message>` to stderr and returns kExitFailure.
 int ReportError(const std::string& message);

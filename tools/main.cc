@@ -14,7 +14,8 @@ const std::vector<Subcommand>& Subcommands() {
   static const std::vector<Subcommand> subcommands = {
       LayoutSubcommand(),   ParseSubcommand(),   FingerprintSubcommand(), EvalSubcommand(),
       AnalyzeSubcommand(),  CompileSubcommand(), RunSubcommand(),         CheckSubcommand(),
-      ScheduleSubcommand(), DbSubcommand()};
+      ScheduleSubcommand(), DbSubcommand(),      SpaceSubcommand(),       TuneSubcommand(),
+      WorkerSubcommand()};
   return subcommands;
 }
 

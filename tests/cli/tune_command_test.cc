@@ -1,0 +1,246 @@
+// `tilesmith space` and `tilesmith tune`, run as a user would, and the durability contract:
+// a tune killed with SIGKILL mid-run leaves a clean database whose committed rows a rerun
+// keeps and never measures again.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+namespace tilesmith {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string Gelu() { return TILESMITH_TEST_DATA_DIR "/tuner/gelu_f32.hlo"; }
+std::string Corpus() {
+  const char* dir = std::getenv("TILESMITH_CORPUS_DIR");
+  return std::string(dir && *dir ? dir : TILESMITH_DEFAULT_CORPUS_DIR) + "/xla";
+}
+
+struct CommandRun {
+  int exit_code;
+  std::string out;
+  std::string err;
+};
+
+class TuneCommandTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("tilesmith_tune_cli_" + std::to_string(getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string File(const std::string& name) const { return (dir_ / name).string(); }
+
+  CommandRun Tilesmith(const std::string& arguments) {
+    std::string err_path = File("stderr.txt");
+    // In the temp dir, so nothing a command writes by default lands beside the tests.
+    std::string command = "cd '" + dir_.string() + "' && " + TILESMITH_CLI + " " + arguments +
+                          " 2>'" + err_path + "'";
+    FILE* pipe = popen(command.c_str(), "r");
+    std::string out;
+    char buffer[4096];
+    while (size_t n = fread(buffer, 1, sizeof(buffer), pipe)) out.append(buffer, n);
+    int status = pclose(pipe);
+    std::ifstream err_file(err_path);
+    std::string err((std::istreambuf_iterator<char>(err_file)), std::istreambuf_iterator<char>());
+    return {WEXITSTATUS(status), out, err};
+  }
+
+  fs::path dir_;
+};
+
+// Every row of the measurements table: uid -> config hash.
+std::map<std::string, std::string> Rows(const std::string& path, std::string* integrity) {
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  std::map<std::string, std::string> rows;
+  sqlite3_stmt* statement = nullptr;
+  sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &statement, nullptr);
+  if (sqlite3_step(statement) == SQLITE_ROW) {
+    *integrity = reinterpret_cast<const char*>(sqlite3_column_text(statement, 0));
+  }
+  sqlite3_finalize(statement);
+  sqlite3_prepare_v2(db, "SELECT uid, config_hash FROM measurements", -1, &statement, nullptr);
+  while (sqlite3_step(statement) == SQLITE_ROW) {
+    rows[reinterpret_cast<const char*>(sqlite3_column_text(statement, 0))] =
+        reinterpret_cast<const char*>(sqlite3_column_text(statement, 1));
+  }
+  sqlite3_finalize(statement);
+  sqlite3_close(db);
+  return rows;
+}
+
+TEST_F(TuneCommandTest, TuneOnTheHostPrintsTheBestTheDefaultAndTheSpeedup) {
+  CommandRun run =
+      Tilesmith("tune " + Corpus() + "/transpose/transpose_021.hlo --target host --db " +
+                File("t.db") + " --budget 5 --rep-ms 3 --warmup-ms 1 --json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  json result = json::parse(run.out);
+  for (const char* key :
+       {"fingerprint", "device", "best", "default", "speedup", "measured", "failed"}) {
+    EXPECT_TRUE(result.contains(key)) << key;
+  }
+  EXPECT_EQ(result["fingerprint"].get<std::string>().size(), 64u);
+  EXPECT_TRUE(result["device"].get<std::string>().starts_with("host, "));
+  EXPECT_TRUE(result["best"]["config"].is_object());
+  EXPECT_GT(result["best"]["median_us"].get<double>(), 0);
+  EXPECT_GT(result["default"]["median_us"].get<double>(), 0);
+  EXPECT_EQ(result["measured"], 5);
+  EXPECT_EQ(result["failed"], 0);
+  // The progress line went to stderr, one line per committed batch when not a terminal.
+  EXPECT_NE(run.err.find("tune: 5/5  compiled 5, measured 5, failed 0, best "), std::string::npos)
+      << run.err;
+  // The text form names the same facts.
+  CommandRun text =
+      Tilesmith("tune " + Corpus() + "/transpose/transpose_021.hlo --target host --db " +
+                File("t.db") + " --budget 5 --quiet");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("measured    5 (0 this run, 5 from the database), failed 0"),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("speedup     "), std::string::npos);
+}
+
+TEST_F(TuneCommandTest, KilledMidTuneTheDatabaseIsCleanAndARerunResumes) {
+  std::string db_path = File("resume.db");
+  std::vector<std::string> argv = {
+      TILESMITH_CLI, "tune",    Gelu(), "--target", "host", "--db",        db_path, "--budget",
+      "14",          "--batch", "2",    "--rep-ms", "25",   "--warmup-ms", "2",     "--no-flush"};
+  int err_pipe[2];
+  ASSERT_EQ(pipe(err_pipe), 0);
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(err_pipe[1], STDERR_FILENO);
+    int null = open("/dev/null", O_WRONLY);
+    dup2(null, STDOUT_FILENO);
+    close(err_pipe[0]);
+    std::vector<char*> args;
+    for (std::string& arg : argv) args.push_back(arg.data());
+    args.push_back(nullptr);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  close(err_pipe[1]);
+  // Wait until at least 5 trials were reported (so committed), then kill -9 mid-tune.
+  std::string progress;
+  int reported = 0;
+  char buffer[4096];
+  while (reported < 5) {
+    ssize_t got = read(err_pipe[0], buffer, sizeof buffer);
+    ASSERT_GT(got, 0) << "the tune ended early: " << progress;
+    progress.append(buffer, got);
+    for (size_t at = progress.find(", measured "); at != std::string::npos;
+         at = progress.find(", measured ", at + 1)) {
+      reported = std::max(reported, std::atoi(progress.c_str() + at + 11));
+    }
+  }
+  kill(pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  close(err_pipe[0]);
+  ASSERT_TRUE(WIFSIGNALED(status));
+
+  std::string integrity;
+  std::map<std::string, std::string> before = Rows(db_path, &integrity);
+  EXPECT_EQ(integrity, "ok");
+  EXPECT_GE(static_cast<int>(before.size()), reported);  // every reported trial committed
+  EXPECT_LT(before.size(), 14u) << "the kill came too late to test resuming";
+
+  CommandRun rerun =
+      Tilesmith("tune " + Gelu() + " --target host --db " + db_path +
+                " --budget 14 --batch 2 --rep-ms 25 --warmup-ms 2 --no-flush --json");
+  ASSERT_EQ(rerun.exit_code, 0) << rerun.err;
+  json result = json::parse(rerun.out);
+  EXPECT_EQ(result["resumed"], before.size());
+  EXPECT_EQ(result["measured_now"], 14 - before.size());
+  EXPECT_EQ(result["measured"], 14);
+  std::map<std::string, std::string> after = Rows(db_path, &integrity);
+  EXPECT_EQ(integrity, "ok");
+  for (const auto& [uid, hash] : before) {
+    ASSERT_TRUE(after.contains(uid)) << "committed row " << uid << " lost";
+    EXPECT_EQ(after[uid], hash);
+  }
+  std::set<std::string> configs;
+  for (const auto& [uid, hash] : after) {
+    EXPECT_TRUE(configs.insert(hash).second) << "config " << hash << " measured twice";
+  }
+  EXPECT_EQ(after.size(), 14u);
+}
+
+TEST_F(TuneCommandTest, CudaTargetsCompileEveryCandidateThenStopWithAClearMessage) {
+  CommandRun run = Tilesmith("tune " + Gelu() + " --target cuda:sm_90 --budget 3 --quiet --json");
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_NE(run.err.find("compiled 3 of 3 candidates for cuda:sm_90"), std::string::npos)
+      << run.err;
+  EXPECT_NE(run.err.find("stopping before timing"), std::string::npos);
+  json result = json::parse(run.out);
+  // Whether or not a driver is present, the message says which (libcuda is dlopen'ed).
+  std::string driver = result["cuda_driver"];
+  EXPECT_TRUE(driver.starts_with("no CUDA driver on this machine (") ||
+              driver.starts_with("the CUDA driver did not initialise") ||
+              driver.starts_with("CUDA driver "))
+      << driver;
+  EXPECT_NE(run.err.find(driver), std::string::npos);
+  EXPECT_EQ(result["timed"], false);
+  EXPECT_EQ(result["measured"], 0);
+}
+
+TEST_F(TuneCommandTest, SpaceListsConfigsAndPruningReasons) {
+  CommandRun run = Tilesmith("space " + Gelu() + " --target cuda:sm_89 --device l4 --json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  json space = json::parse(run.out);
+  EXPECT_EQ(space["emitter"], "loop");
+  EXPECT_TRUE(space["device"].get<std::string>().starts_with("cuda:sm_89, NVIDIA L4"));
+  EXPECT_EQ(space["size"].get<int64_t>(),
+            space["valid"].get<int64_t>() + space["pruned_count"].get<int64_t>());
+  EXPECT_EQ(space["configs"].size(), space["valid"].get<size_t>());
+  int defaults = 0;
+  for (const json& entry : space["configs"]) defaults += entry["default"].get<bool>();
+  EXPECT_EQ(defaults, 1);
+  // Layout-free: the same space under each of {1,0}, {0,1} and {1,0:T(8,128)}.
+  CommandRun free = Tilesmith("space " + Gelu() + " --target cuda:sm_89 --device l4 --json " +
+                              "--free-layouts out0");
+  ASSERT_EQ(free.exit_code, 0) << free.err;
+  json free_space = json::parse(free.out);
+  EXPECT_EQ(free_space["size"].get<int64_t>(), 3 * space["size"].get<int64_t>());
+  std::set<std::string> layouts;
+  for (const json& entry : free_space["configs"]) {
+    layouts.insert(entry["config"]["layouts"]["out0"].get<std::string>());
+  }
+  EXPECT_EQ(layouts, (std::set<std::string>{"{1,0}", "{0,1}", "{1,0:T(8,128)}"}));
+  EXPECT_EQ(Tilesmith("space " + Gelu() + " --free-layouts out1").exit_code, 1);
+  CommandRun text = Tilesmith("space " + Gelu() + " --target host");
+  ASSERT_EQ(text.exit_code, 0);
+  EXPECT_NE(text.out.find("<- default"), std::string::npos);
+}
+
+TEST_F(TuneCommandTest, BadOptionsAreUsageErrors) {
+  // Refused before anything is opened: no database appears in the working directory.
+  EXPECT_EQ(Tilesmith("tune " + Gelu() + " --strategy annealing").exit_code, 2);
+  EXPECT_FALSE(fs::exists(File("tilesmith.db")));
+  EXPECT_EQ(Tilesmith("tune " + Gelu() + " --budget lots").exit_code, 2);
+  CommandRun wrong = Tilesmith("tune " + Gelu() + " --target cuda:sm_80 --device h100_sxm");
+  EXPECT_EQ(wrong.exit_code, 1);
+  EXPECT_NE(wrong.err.find("not cuda:sm_80"), std::string::npos) << wrong.err;
+  CommandRun help = Tilesmith("tune --help");
+  for (const char* flag : {"--db", "--budget", "--time", "--strategy", "--seed", "--json",
+                           "--timeout-ms", "--rep-ms", "--warmup-ms"}) {
+    EXPECT_NE(help.out.find(flag), std::string::npos) << flag;
+  }
+}
+
+}  // namespace
+}  // namespace tilesmith

@@ -1,0 +1,158 @@
+// The host measurer against a real `tilesmith worker` process: verified timings, and every
+// failure class a candidate can cause — a crash, a hang, a write outside its buffers, a
+// wrong output — recorded as such while the next candidate still runs.
+#include "tuner/measurer.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+
+#include "tests/tuner/tuner_test_util.h"
+#include "tuner/cuda_driver.h"
+
+namespace tilesmith::tuner {
+namespace {
+
+const nlohmann::json kConfig = {
+    {"blocks_y", 1}, {"chunks", 1}, {"threads_per_block", 128}, {"vector", 8}};
+const nlohmann::json kOtherConfig = {
+    {"blocks_y", 1}, {"chunks", 2}, {"threads_per_block", 256}, {"vector", 4}};
+
+MeasureOptions Quick() {
+  MeasureOptions options;
+  options.warmup_ms = 1;
+  options.budget_ms = 3;
+  options.timeout_ms = 1500;
+  return options;
+}
+
+// Sets TILESMITH_WORKER_FAULT for the workers this test starts.
+class FaultScope {
+ public:
+  explicit FaultScope(const std::string& faults) {
+    setenv("TILESMITH_WORKER_FAULT", faults.c_str(), 1);
+  }
+  ~FaultScope() { unsetenv("TILESMITH_WORKER_FAULT"); }
+};
+
+TEST(SummarizeTest, QuantilesOfTheRawTimes) {
+  db::Timing timing = Summarize({5, 1, 3, 2, 4});
+  EXPECT_DOUBLE_EQ(timing.median_us, 3);
+  EXPECT_DOUBLE_EQ(timing.min_us, 1);
+  EXPECT_DOUBLE_EQ(timing.max_us, 5);
+  EXPECT_DOUBLE_EQ(timing.p20_us, 1.8);
+  EXPECT_DOUBLE_EQ(timing.p80_us, 4.2);
+  EXPECT_EQ(timing.times_us, (std::vector<double>{5, 1, 3, 2, 4}));  // kept in order
+}
+
+TEST(HostMeasurerTest, AVerifiedCandidateHasTimesWithinItsBudget) {
+  HostMeasurer measurer(testing::WorkerArgv(testing::GeluPath()));
+  MeasureOptions options = Quick();
+  options.flush_bytes = 1 << 20;
+  options.min_reps = 5;
+  WorkerResult result = measurer.Measure(kConfig, options);
+  ASSERT_EQ(result.status, db::TrialStatus::kOk) << result.message;
+  EXPECT_GE(result.times_us.size(), 5u);
+  for (double time : result.times_us) EXPECT_GT(time, 0);
+  ASSERT_TRUE(result.verification_error.has_value());
+  EXPECT_LT(*result.verification_error, 1e-3);
+  EXPECT_GT(result.compile_ms, 0);
+  // The same worker serves the next candidate.
+  EXPECT_EQ(measurer.Measure(kOtherConfig, options).status, db::TrialStatus::kOk);
+  EXPECT_EQ(measurer.starts(), 1);
+}
+
+TEST(HostMeasurerTest, ACrashIsClassifiedAndTheWorkerRestarted) {
+  FaultScope fault(R"({"crash": {"threads_per_block": 128}})");
+  HostMeasurer measurer(testing::WorkerArgv(testing::GeluPath()));
+  WorkerResult crashed = measurer.Measure(kConfig, Quick());
+  EXPECT_EQ(crashed.status, db::TrialStatus::kCrash);
+  EXPECT_NE(crashed.message.find("SEGV"), std::string::npos) << crashed.message;
+  EXPECT_TRUE(crashed.restarted);
+  WorkerResult next = measurer.Measure(kOtherConfig, Quick());
+  EXPECT_EQ(next.status, db::TrialStatus::kOk) << next.message;
+  EXPECT_EQ(measurer.starts(), 2);
+}
+
+TEST(HostMeasurerTest, AHangTimesOutOnExecutionTimeOnly) {
+  FaultScope fault(R"({"hang": {"threads_per_block": 128}})");
+  HostMeasurer measurer(testing::WorkerArgv(testing::GeluPath()));
+  MeasureOptions options = Quick();
+  options.timeout_ms =
+      1000;  // less than starting a worker and compiling may take on a busy machine
+  auto start = std::chrono::steady_clock::now();
+  WorkerResult hung = measurer.Measure(kConfig, options);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(hung.status, db::TrialStatus::kTimeout) << hung.message;
+  EXPECT_NE(hung.message.find("after execution started"), std::string::npos) << hung.message;
+  EXPECT_LT(seconds, 20);
+  // The fresh worker compiles and runs the next one, its start-up not counted as execution.
+  WorkerResult next = measurer.Measure(kOtherConfig, options);
+  EXPECT_EQ(next.status, db::TrialStatus::kOk) << next.message;
+}
+
+TEST(HostMeasurerTest, AWriteOutsideTheOutputIsARedZoneFailure) {
+  FaultScope fault(R"({"red_zone": {"vector": 8}})");
+  HostMeasurer measurer(testing::WorkerArgv(testing::GeluPath()));
+  WorkerResult result = measurer.Measure(kConfig, Quick());
+  EXPECT_EQ(result.status, db::TrialStatus::kRedZone) << result.message;
+  EXPECT_TRUE(result.times_us.empty());
+  EXPECT_EQ(measurer.Measure(kOtherConfig, Quick()).status, db::TrialStatus::kOk);
+}
+
+TEST(HostMeasurerTest, AWrongOutputIsStoredAsWrongNeverAsFast) {
+  FaultScope fault(R"({"wrong_result": {"chunks": 1}})");
+  HostMeasurer measurer(testing::WorkerArgv(testing::GeluPath()));
+  WorkerResult result = measurer.Measure(kConfig, Quick());
+  EXPECT_EQ(result.status, db::TrialStatus::kWrongResult) << result.message;
+  EXPECT_TRUE(result.times_us.empty());
+  EXPECT_NE(result.message.find("differ from the reference"), std::string::npos);
+}
+
+TEST(HostMeasurerTest, LargeOutputsAreCheckedAgainstTheFirstVerifiedCandidate) {
+  testing::TempDir dir;
+  MeasureOptions options = Quick();
+  options.reference = dir.path() + "/reference";
+  {
+    HostMeasurer measurer(testing::WorkerArgv(testing::GeluPath()));
+    WorkerResult first = measurer.Measure(kConfig, options);
+    ASSERT_EQ(first.status, db::TrialStatus::kOk) << first.message;
+    EXPECT_TRUE(std::filesystem::exists(options.reference + "/out0.npy"));
+    EXPECT_EQ(measurer.Measure(kOtherConfig, options).status, db::TrialStatus::kOk);
+  }
+  // A later worker compares with the stored reference, so a wrong candidate is caught.
+  FaultScope fault(R"({"wrong_result": {"chunks": 2}})");
+  HostMeasurer measurer(testing::WorkerArgv(testing::GeluPath()));
+  EXPECT_EQ(measurer.Measure(kOtherConfig, options).status, db::TrialStatus::kWrongResult);
+}
+
+TEST(HostMeasurerTest, AConfigTheEmitterRejectsIsACompileFailure) {
+  HostMeasurer measurer(testing::WorkerArgv(testing::GeluPath()));
+  WorkerResult result = measurer.Measure({{"threads_per_block", 33}}, Quick());
+  EXPECT_EQ(result.status, db::TrialStatus::kCompile);
+  EXPECT_NE(result.message.find("threads_per_block=33"), std::string::npos) << result.message;
+}
+
+}  // namespace
+}  // namespace tilesmith::tuner
+
+namespace tilesmith::tuner {
+namespace {
+
+TEST(CudaWorkerTest, WithoutADriverACandidateFailsToLaunchSayingSoAndTheWorkerEnds) {
+  if (ProbeCudaDriver().loaded) GTEST_SKIP() << "a CUDA driver is present here";
+  std::vector<std::string> argv = testing::WorkerArgv(testing::GeluPath());
+  argv.insert(argv.end(), {"--target", "cuda:sm_90"});
+  HostMeasurer measurer(argv);
+  WorkerResult result = measurer.Measure(kConfig, Quick());
+  EXPECT_EQ(result.status, db::TrialStatus::kLaunch);
+  EXPECT_NE(result.message.find("no CUDA driver"), std::string::npos) << result.message;
+  EXPECT_GT(result.compile_ms, 0);  // the cubin was built before the launch failed
+  EXPECT_TRUE(result.restarted);    // a CUDA failure ends the worker
+  EXPECT_EQ(measurer.Measure(kConfig, Quick()).status, db::TrialStatus::kLaunch);
+  EXPECT_EQ(measurer.starts(), 2);
+}
+
+}  // namespace
+}  // namespace tilesmith::tuner

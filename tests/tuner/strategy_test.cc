@@ -1,0 +1,191 @@
+// Search strategies: each proposes only unseen candidates, respects its budget, is
+// deterministic for a seed, and the guided ones follow their guide.
+#include "tuner/strategy.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "db/records.h"
+#include "tuner/session.h"
+
+namespace tilesmith::tuner {
+namespace {
+
+// A 6 x 4 grid of configs {"tile": t, "vector": v}.
+Space GridSpace() {
+  Space space;
+  space.emitter = "grid";
+  for (int64_t tile : {32, 64, 128, 256, 512, 1024}) {
+    for (int64_t vector : {1, 2, 4, 8}) {
+      nlohmann::json config = {{"tile", tile}, {"vector", vector}};
+      space.candidates.push_back({config, *db::ConfigHash(config), false});
+    }
+  }
+  space.candidates[5].is_default = true;
+  space.default_index = 5;
+  return space;
+}
+
+// A synthetic landscape: fastest at tile 256, vector 4.
+double CostOf(const Space& space, int64_t candidate) {
+  const nlohmann::json& config = space.candidates[candidate].config;
+  double tile = config["tile"].get<double>();
+  double vector = config["vector"].get<double>();
+  return std::abs(std::log2(tile / 256)) + std::abs(std::log2(vector / 4)) + 1;
+}
+
+// Asks in batches of `batch`, telling each batch's synthetic times; returns every proposal.
+std::vector<int64_t> Drive(Strategy& strategy, const Space& space, int64_t batch) {
+  std::vector<int64_t> proposed;
+  for (std::vector<int64_t> next = strategy.Ask(batch); !next.empty(); next = strategy.Ask(batch)) {
+    std::vector<TrialOutcome> outcomes;
+    for (int64_t candidate : next) {
+      proposed.push_back(candidate);
+      outcomes.push_back({candidate, true, CostOf(space, candidate)});
+    }
+    strategy.Tell(outcomes);
+  }
+  return proposed;
+}
+
+class StrategyTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(StrategyTest, NoDuplicatesAndTheBudgetHolds) {
+  Space space = GridSpace();
+  // A ranking that knows the landscape, for best-first.
+  struct LandscapeRanking : Ranking {
+    std::vector<double> PredictUs(const Space& space) const override {
+      std::vector<double> predicted;
+      for (size_t i = 0; i < space.candidates.size(); ++i) predicted.push_back(CostOf(space, i));
+      return predicted;
+    }
+  } ranking;
+  for (int64_t budget : {0, 1, 7, 24, 100}) {
+    auto strategy =
+        MakeStrategy(GetParam(), space, {.budget = budget, .seed = 3, .ranking = &ranking});
+    ASSERT_TRUE(strategy.has_value()) << strategy.error().message;
+    std::vector<int64_t> proposed = Drive(**strategy, space, 5);
+    std::set<int64_t> unique(proposed.begin(), proposed.end());
+    EXPECT_EQ(unique.size(), proposed.size()) << GetParam() << " budget " << budget;
+    int64_t expected = budget == 0 ? 24 : std::min<int64_t>(budget, 24);
+    EXPECT_EQ(static_cast<int64_t>(proposed.size()), expected)
+        << GetParam() << " budget " << budget;
+    for (int64_t candidate : proposed) {
+      EXPECT_GE(candidate, 0);
+      EXPECT_LT(candidate, 24);
+    }
+  }
+}
+
+TEST_P(StrategyTest, TheSameSeedGivesTheSameBatches) {
+  Space space = GridSpace();
+  struct Flat : Ranking {
+    std::vector<double> PredictUs(const Space& space) const override {
+      return std::vector<double>(space.candidates.size(), 1.0);
+    }
+  } flat;
+  auto first = MakeStrategy(GetParam(), space, {.budget = 12, .seed = 42, .ranking = &flat});
+  auto second = MakeStrategy(GetParam(), space, {.budget = 12, .seed = 42, .ranking = &flat});
+  EXPECT_EQ(Drive(**first, space, 4), Drive(**second, space, 4));
+}
+
+TEST_P(StrategyTest, ToldCandidatesAreNeverProposedAndCountAgainstTheBudget) {
+  Space space = GridSpace();
+  struct Flat : Ranking {
+    std::vector<double> PredictUs(const Space& space) const override {
+      return std::vector<double>(space.candidates.size(), 1.0);
+    }
+  } flat;
+  auto strategy = MakeStrategy(GetParam(), space, {.budget = 10, .seed = 1, .ranking = &flat});
+  // A resumed tune: three configs were measured by an earlier run.
+  std::vector<TrialOutcome> earlier = {{0, true, 5}, {7, false, 0}, {13, true, 2}};
+  (*strategy)->Tell(earlier);
+  std::vector<int64_t> proposed = Drive(**strategy, space, 4);
+  EXPECT_EQ(proposed.size(), 7u);
+  for (int64_t candidate : proposed) {
+    EXPECT_NE(candidate, 0);
+    EXPECT_NE(candidate, 7);
+    EXPECT_NE(candidate, 13);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(All, StrategyTest,
+                         ::testing::Values("exhaustive", "random", "best-first", "evolutionary"));
+
+TEST(StrategyTest, ExhaustiveFollowsConfigOrder) {
+  Space space = GridSpace();
+  auto strategy = MakeStrategy("exhaustive", space, {});
+  std::vector<int64_t> proposed = Drive(**strategy, space, 5);
+  for (size_t i = 0; i < proposed.size(); ++i) EXPECT_EQ(proposed[i], static_cast<int64_t>(i));
+}
+
+TEST(StrategyTest, RandomSeedsDiffer) {
+  Space space = GridSpace();
+  auto a = MakeStrategy("random", space, {.budget = 8, .seed = 1});
+  auto b = MakeStrategy("random", space, {.budget = 8, .seed = 2});
+  EXPECT_NE(Drive(**a, space, 8), Drive(**b, space, 8));
+}
+
+TEST(StrategyTest, BestFirstMeasuresThePredictedFastestFirst) {
+  Space space = GridSpace();
+  struct Reverse : Ranking {
+    std::vector<double> PredictUs(const Space& space) const override {
+      std::vector<double> predicted;
+      for (size_t i = 0; i < space.candidates.size(); ++i) predicted.push_back(-double(i));
+      return predicted;
+    }
+  } reverse;
+  auto strategy = MakeStrategy("best-first", space, {.budget = 3, .ranking = &reverse});
+  EXPECT_EQ(Drive(**strategy, space, 2), (std::vector<int64_t>{23, 22, 21}));
+  EXPECT_FALSE(MakeStrategy("best-first", space, {}).has_value());  // needs a ranking
+}
+
+TEST(StrategyTest, EvolutionaryFindsTheOptimumOfASmoothLandscapeWithinHalfTheSpace) {
+  Space space = GridSpace();
+  int64_t optimum = 3 * 4 + 2;  // tile 256, vector 4
+  int found = 0;
+  for (uint64_t seed = 0; seed < 10; ++seed) {
+    auto strategy = MakeStrategy("evolutionary", space, {.budget = 12, .seed = seed});
+    std::vector<int64_t> proposed = Drive(**strategy, space, 4);
+    found += std::find(proposed.begin(), proposed.end(), optimum) != proposed.end();
+  }
+  // Random search finds it with probability 12/24 per seed; children of good parents
+  // should do clearly better.
+  EXPECT_GE(found, 7);
+}
+
+TEST(StrategyTest, UnknownNamesListTheKnownOnes) {
+  Space space = GridSpace();
+  auto strategy = MakeStrategy("annealing", space, {});
+  ASSERT_FALSE(strategy.has_value());
+  EXPECT_NE(strategy.error().message.find("evolutionary"), std::string::npos);
+}
+
+TEST(PickBestTest, TiesWithinNoiseGoToFewerResourcesThenConfigOrder) {
+  // 100 us (spread 1 us, so the 1% floor: 1 us) ties with 101 us; 110 us does not.
+  std::vector<Contender> contenders = {
+      {.order = 4, .median_us = 100, .p20_us = 99.5, .p80_us = 100.5, .resources = {0, 0, 256}},
+      {.order = 2, .median_us = 101, .p20_us = 100, .p80_us = 102, .resources = {0, 0, 128}},
+      {.order = 1, .median_us = 110, .p20_us = 109, .p80_us = 111, .resources = {0, 0, 32}},
+      {.order = 0, .median_us = 100.8, .p20_us = 100.5, .p80_us = 102, .resources = {0, 0, 128}}};
+  EXPECT_EQ(PickBest(contenders), 3);  // 128 threads like #1, earlier in config order
+  contenders[3].median_us = 101.5;     // now outside the noise
+  EXPECT_EQ(PickBest(contenders), 1);
+  // A noisy fastest widens the window only up to 5%.
+  contenders[0].p20_us = 60;
+  contenders[0].p80_us = 140;
+  EXPECT_EQ(PickBest(contenders), 3);  // 101.5 is within 5 us
+  contenders[3].median_us = 106;
+  contenders[1].median_us = 106;
+  EXPECT_EQ(PickBest(contenders), 0);
+  // Clearly faster beats fewer resources.
+  contenders[0].median_us = 50;
+  contenders[0].p20_us = 49.9;
+  contenders[0].p80_us = 50.1;
+  EXPECT_EQ(PickBest(contenders), 0);
+  EXPECT_EQ(PickBest({}), -1);
+}
+
+}  // namespace
+}  // namespace tilesmith::tuner

@@ -1,0 +1,351 @@
+// `tilesmith space`, `tilesmith tune` and `tilesmith worker`: the search space of a fusion,
+// the tuning loop over it, and the subprocess candidates are run in.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "compiler/hlo/canonical.h"
+#include "db/sqlite_store.h"
+#include "tools/commands.h"
+#include "tools/fusion_loader.h"
+#include "tuner/cuda_driver.h"
+#include "tuner/device.h"
+#include "tuner/layouts.h"
+#include "tuner/session.h"
+#include "tuner/space.h"
+#include "tuner/strategy.h"
+#include "tuner/worker.h"
+
+namespace tilesmith::tools {
+namespace {
+
+using nlohmann::json;
+
+Expected<tuner::Device> DeviceFromArgs(const cli::Args& args) {
+  return tuner::ResolveDevice(args.Get("target", "host"), args.Get("device"),
+                              tuner::DefaultDevicesDir());
+}
+
+std::string Micros(double value) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.3f", value);
+  return text;
+}
+
+int RunSpace(const cli::Args& args) {
+  if (args.positionals().size() != 1) {
+    ReportError("expected one fusion file");
+    return kExitUsage;
+  }
+  auto loaded = LoadFusion(args.positionals()[0], args);
+  if (!loaded) return ReportError(loaded.error().message);
+  auto device = DeviceFromArgs(args);
+  if (!device) return ReportError(device.error().message);
+  auto free_outputs = tuner::ParseFreeOutputs(args.Get("free-layouts"), *loaded->module->fusion());
+  if (!free_outputs) return ReportError(free_outputs.error().message);
+  auto space = tuner::BuildSpace(*loaded->module, device->info, *free_outputs);
+  if (!space) return ReportError(space.error().message);
+  if (args.Has("json")) {
+    json configs = json::array();
+    for (const tuner::Candidate& candidate : space->candidates) {
+      configs.push_back({{"config", candidate.config}, {"default", candidate.is_default}});
+    }
+    json pruned = json::array();
+    for (const tuner::PrunedConfig& entry : space->pruned) {
+      pruned.push_back({{"config", entry.config}, {"reason", entry.reason}});
+    }
+    std::cout << json{{"target", device->target.ToString()},
+                      {"device", device->record.Key()},
+                      {"emitter", space->emitter},
+                      {"size", space->total()},
+                      {"valid", space->candidates.size()},
+                      {"pruned_count", space->pruned.size()},
+                      {"pruned_by_reason", space->pruned_by_reason},
+                      {"configs", configs},
+                      {"pruned", pruned}}
+                     .dump(2)
+              << "\n";
+    return kExitOk;
+  }
+  std::cout << "emitter   " << space->emitter << "\n"
+            << "device    " << device->record.Key() << "\n"
+            << "space     " << space->total() << " configs: " << space->candidates.size()
+            << " valid, " << space->pruned.size() << " pruned\n";
+  for (const auto& [reason, count] : space->pruned_by_reason) {
+    std::cout << "  pruned " << count << ": " << reason << "\n";
+  }
+  std::cout << "configs\n";
+  for (const tuner::Candidate& candidate : space->candidates) {
+    std::cout << "  " << candidate.config.dump() << (candidate.is_default ? "  <- default" : "")
+              << "\n";
+  }
+  if (args.Has("pruned")) {
+    std::cout << "pruned\n";
+    for (const tuner::PrunedConfig& entry : space->pruned) {
+      std::cout << "  " << entry.config.dump() << "  " << entry.reason << "\n";
+    }
+  }
+  return kExitOk;
+}
+
+std::string SelfPath() {
+  char path[4096];
+  ssize_t length = readlink("/proc/self/exe", path, sizeof(path) - 1);
+  return length > 0 ? std::string(path, length) : "tilesmith";
+}
+
+Expected<double> NumberFlag(const cli::Args& args, const std::string& flag, double fallback) {
+  if (!args.Has(flag)) return fallback;
+  try {
+    size_t used = 0;
+    double value = std::stod(args.Get(flag), &used);
+    if (used == args.Get(flag).size() && value >= 0) return value;
+  } catch (const std::exception&) {
+  }
+  return InvalidArgument("--" + flag + " expects a non-negative number, not '" + args.Get(flag) +
+                         "'");
+}
+
+json SummaryJson(const std::optional<tuner::TrialSummary>& summary) {
+  if (!summary) return nullptr;
+  return {{"config", summary->config},
+          {"median_us", summary->median_us},
+          {"p20_us", summary->p20_us},
+          {"p80_us", summary->p80_us}};
+}
+
+void PrintProgress(const tuner::TuneProgress& progress) {
+  bool terminal = isatty(STDERR_FILENO);
+  std::string line =
+      "tune: " + std::to_string(progress.measured) + "/" + std::to_string(progress.planned) +
+      "  compiled " + std::to_string(progress.compiled) + ", measured " +
+      std::to_string(progress.measured) + ", failed " + std::to_string(progress.failed);
+  if (progress.best_median_us) {
+    line += ", best " + Micros(*progress.best_median_us) + " us " + progress.best_config.dump();
+  }
+  std::cerr << (terminal ? "\r\033[K" : "") << line << (terminal ? "" : "\n") << std::flush;
+}
+
+int RunTune(const cli::Args& args) {
+  if (args.positionals().size() != 1) {
+    ReportError("expected one fusion file");
+    return kExitUsage;
+  }
+  const std::string& path = args.positionals()[0];
+  auto loaded = LoadFusion(path, args);
+  if (!loaded) return ReportError(loaded.error().message);
+  auto device = DeviceFromArgs(args);
+  if (!device) return ReportError(device.error().message);
+
+  tuner::TuneOptions options;
+  auto free_outputs = tuner::ParseFreeOutputs(args.Get("free-layouts"), *loaded->module->fusion());
+  if (!free_outputs) return ReportError(free_outputs.error().message);
+  options.free_outputs = *free_outputs;
+  options.strategy = args.Get("strategy", "exhaustive");
+  options.source_format = loaded->request ? "ascgraph" : "hlo";
+  auto budget = NumberFlag(args, "budget", 0);
+  auto time = NumberFlag(args, "time", 0);
+  auto seed = NumberFlag(args, "seed", 0);
+  auto batch = NumberFlag(args, "batch", 8);
+  auto warmup = NumberFlag(args, "warmup-ms", 10);
+  auto reps = NumberFlag(args, "rep-ms", 40);
+  auto timeout = NumberFlag(args, "timeout-ms", 5000);
+  auto reference = NumberFlag(args, "evaluator-max-elements", double(int64_t{1} << 24));
+  for (const auto* flag : {&budget, &time, &seed, &batch, &warmup, &reps, &timeout, &reference}) {
+    if (!*flag) {
+      ReportError(flag->error().message);
+      return kExitUsage;
+    }
+  }
+  options.budget = static_cast<int64_t>(*budget);
+  options.time_limit_s = *time;
+  options.seed = static_cast<uint64_t>(*seed);
+  options.batch_size = std::max<int64_t>(1, static_cast<int64_t>(*batch));
+  options.measure.warmup_ms = *warmup;
+  options.measure.budget_ms = *reps;
+  options.measure.timeout_ms = *timeout;
+  options.measure.flush_bytes = args.Has("no-flush") ? -1 : 0;
+  options.evaluator_max_elements = static_cast<int64_t>(*reference);
+  tuner::CudaDriverProbe driver = tuner::ProbeCudaDriver();
+  options.time_cuda = device->target.is_cuda() && driver.loaded && driver.device_count > 0;
+  options.worker_argv = {
+      SelfPath(), "--log-level", "warning", "worker", path, "--target", device->target.ToString(),
+      "--device", device->id};
+  for (const char* flag : {"format", "sizes"}) {
+    if (args.Has(flag)) {
+      options.worker_argv.push_back(std::string("--") + flag);
+      options.worker_argv.push_back(args.Get(flag));
+    }
+  }
+  if (!args.Has("quiet")) options.on_progress = PrintProgress;
+
+  const std::vector<std::string>& names = tuner::StrategyNames();
+  if (std::find(names.begin(), names.end(), options.strategy) == names.end()) {
+    ReportError("unknown strategy '" + options.strategy +
+                "' (exhaustive, random, best-first, evolutionary)");
+    return kExitUsage;
+  }
+  std::unique_ptr<db::SqliteStore> store;
+  if (!device->target.is_cuda() || options.time_cuda) {
+    std::string db_path = args.Get("db");
+    if (db_path.empty()) {
+      const char* from_environment = std::getenv("TILESMITH_DB");
+      db_path = from_environment && *from_environment ? from_environment : "tilesmith.db";
+    }
+    auto opened = db::SqliteStore::Open(db_path);
+    if (!opened) return ReportError(opened.error().message);
+    store = std::move(*opened);
+  }
+  // A CUDA tune without a GPU compiles only; it never writes the database.
+  auto result =
+      tuner::Tune(*loaded->module, *device, store.get(), TILESMITH_COMPILER_VERSION, options);
+  if (options.on_progress && isatty(STDERR_FILENO)) std::cerr << "\n";
+  if (!result) return ReportError(result.error().message);
+
+  json out = {{"fingerprint", result->fingerprint},
+              {"device", result->device_key},
+              {"compiler_version", result->compiler_version},
+              {"emitter", result->emitter},
+              {"strategy", options.strategy},
+              {"space", {{"size", result->space_size}, {"candidates", result->candidates}}},
+              {"compiled", result->compiled},
+              {"compile_failed", result->compile_failed},
+              {"compile_seconds", result->compile_seconds},
+              {"measure_seconds", result->measure_seconds},
+              {"timed", result->timed},
+              {"measured", result->measured},
+              {"failed", result->failed},
+              {"measured_now", result->measured_now},
+              {"resumed", result->resumed},
+              {"worker_starts", result->worker_starts},
+              {"best", SummaryJson(result->best)},
+              {"default", SummaryJson(result->default_config)},
+              {"speedup", result->speedup ? json(*result->speedup) : json(nullptr)}};
+  if (device->target.is_cuda()) out["cuda_driver"] = driver.message;
+  if (!result->timed) {
+    std::string message =
+        "compiled " + std::to_string(result->compiled) + " of " +
+        std::to_string(result->compiled + result->compile_failed) + " candidates for " +
+        device->target.ToString() + " (cubin + resource usage); stopping before timing: " +
+        (driver.loaded ? driver.message + " found, but no GPU to time on" : driver.message);
+    if (args.Has("json")) std::cout << out.dump(2) << "\n";
+    return ReportError(message);
+  }
+  if (args.Has("json")) {
+    std::cout << out.dump(2) << "\n";
+  } else {
+    std::cout << "fusion      " << loaded->module->fusion()->name() << " ("
+              << result->fingerprint.substr(0, 12) << ")\n"
+              << "device      " << result->device_key << "\n"
+              << "space       " << result->space_size << " configs, " << result->candidates
+              << " valid (" << result->emitter << " emitter)\n"
+              << "measured    " << result->measured << " (" << result->measured_now << " this run, "
+              << result->resumed << " from the database), failed " << result->failed << "\n";
+    if (result->best) {
+      std::cout << "best        " << result->best->config.dump() << "  median "
+                << Micros(result->best->median_us) << " us (p20 " << Micros(result->best->p20_us)
+                << ", p80 " << Micros(result->best->p80_us) << ")\n";
+    } else {
+      std::cout << "best        none verified\n";
+    }
+    if (result->default_config) {
+      std::cout << "default     " << result->default_config->config.dump() << "  median "
+                << Micros(result->default_config->median_us) << " us\n";
+    }
+    if (result->speedup) std::cout << "speedup     " << Micros(*result->speedup) << "x\n";
+  }
+  return result->best ? kExitOk : kExitFailure;
+}
+
+int RunWorkerCommand(const cli::Args& args) {
+  if (args.positionals().size() != 1) {
+    ReportError("expected one fusion file");
+    return kExitUsage;
+  }
+  auto loaded = LoadFusion(args.positionals()[0], args);
+  if (!loaded) return ReportError(loaded.error().message);
+  auto device = DeviceFromArgs(args);
+  if (!device) return ReportError(device.error().message);
+  return tuner::RunWorker(*loaded->module, device->target, device->info, std::cin, std::cout);
+}
+
+}  // namespace
+
+Subcommand SpaceSubcommand() {
+  cli::Command command("space", "list a fusion's config space and what constraints pruned",
+                       "FILE --target T [--device ID] [--free-layouts out0,…] [--pruned] [--json]");
+  AddFusionInputFlags(command)
+      .Flag("target", "T", "host, cuda:sm_80, cuda:sm_89, cuda:sm_90, … (default host)")
+      .Flag("device", "ID",
+            "a description in configs/devices (h100_sxm, h100_pcie, h200, a100, l4, rtx4090, "
+            "host) or a .json path; default: the target's representative part")
+      .Flag("free-layouts", "out0,…",
+            "outputs whose layout is tuned too: every minor_to_major permutation and tiled "
+            "layouts (T(8,128), with (2,1) for 16-bit types) become part of the config")
+      .Switch("pruned", "also list every pruned config with its reason")
+      .Switch("json",
+              "print {target, device, emitter, size, valid, pruned_count, pruned_by_reason, "
+              "configs: [{config, default}], pruned: [{config, reason}]}")
+      .Epilog(FusionInputHelp());
+  return {std::move(command), &RunSpace};
+}
+
+Subcommand TuneSubcommand() {
+  cli::Command command(
+      "tune", "measure a fusion's configs and store every trial",
+      "FILE --target host|cuda:sm_XX [--db PATH] [--budget N|--time S] [--strategy S] "
+      "[--seed N] [--json]");
+  AddFusionInputFlags(command)
+      .Flag("target", "T", "host (timed here) or cuda:sm_XX (compiled only without a GPU)")
+      .Flag("device", "ID", "device description (see `tilesmith space --help`)")
+      .Flag("free-layouts", "out0,…",
+            "outputs whose layout is tuned too (see `tilesmith space --help`); the chosen "
+            "layouts are the config's \"layouts\" field")
+      .Flag("db", "PATH", "results database (default $TILESMITH_DB, else ./tilesmith.db)")
+      .Flag("budget", "N", "measure at most N configs, the default included (default: all)")
+      .Flag("time", "S", "start no new batch after S seconds (default: no limit)")
+      .Flag("strategy", "S", "exhaustive (default), random, best-first or evolutionary")
+      .Flag("seed", "N", "seed of the random and evolutionary strategies (default 0)")
+      .Flag("batch", "N", "configs compiled in parallel and committed together (default 8)")
+      .Flag("warmup-ms", "MS", "warm-up time per config before timing (default 10)")
+      .Flag("rep-ms", "MS", "timed repetitions per config for this long, at least 3 (default 40)")
+      .Flag("timeout-ms", "MS",
+            "a config still running this long after it started executing is killed and "
+            "recorded as timeout (default 5000; compiling and queueing do not count)")
+      .Flag("evaluator-max-elements", "N",
+            "verify against the evaluator up to N output elements, beyond that against the "
+            "first verified config (default 16777216)")
+      .Switch("no-flush", "do not flush the last-level cache before each repetition")
+      .Switch("quiet", "no progress line on stderr")
+      .Switch("json",
+              "print {fingerprint, device, compiler_version, emitter, strategy, space, "
+              "compiled, compile_failed, measured, failed, measured_now, resumed, best, "
+              "default, speedup, …}; best and default are {config, median_us, p20_us, p80_us}")
+      .Epilog(
+          "Every candidate runs in a `tilesmith worker` subprocess: a crash, a hang or a\n"
+          "write outside its buffers marks it failed (crash, timeout, red_zone) and the\n"
+          "worker is restarted. Outputs are verified; a wrong one is stored as wrong_result.\n"
+          "Every batch is committed before it is reported; rerunning the same tune skips\n"
+          "the configs the database already holds for this fusion, device and compiler.\n"
+          "Exit status 0 when a verified best config exists.\n\n" +
+          FusionInputHelp());
+  return {std::move(command), &RunTune};
+}
+
+Subcommand WorkerSubcommand() {
+  cli::Command command("worker", "(internal) run candidates for `tune` over stdin/stdout",
+                       "FILE [--target T] [--device ID]");
+  AddFusionInputFlags(command)
+      .Flag("target", "T", "host (default) or cuda:sm_XX (needs a GPU and its driver)")
+      .Flag("device", "ID", "the device description (default: the target's)")
+      .Epilog(
+          "Reads one JSON request per line ({id, config, warmup_ms, budget_ms, min_reps,\n"
+          "max_reps, flush_bytes, reference}) and answers {id, event: running}, then\n"
+          "{id, status, times_us, compile_ms, verification_error, message}.");
+  return {std::move(command), &RunWorkerCommand};
+}
+
+}  // namespace tilesmith::tools

@@ -1,0 +1,39 @@
+// The builder: compiles a batch of candidates in parallel on a thread pool (compilation is
+// what dominates tuning time elsewhere). For CUDA targets it goes to the cubin, with the
+// registers, shared memory and spills ptxas assigned; for the host to optimised LLVM IR —
+// machine code cannot cross into the worker process, so the worker JITs it again, and the
+// builder's part is to reject what does not compile before anything is run.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "compiler/analysis/fusion_analysis.h"
+#include "compiler/emitters/target.h"
+
+namespace tilesmith::tuner {
+
+/// One candidate's compilation.
+struct BuildResult {
+  bool ok = false;
+  std::string message;  ///< Why it failed.
+  /// `compile_ms`, `threads_per_block`, `blocks`; for CUDA also `registers`,
+  /// `shared_bytes`, `spill_bytes`.
+  nlohmann::json stats = nlohmann::json::object();
+};
+
+/// One candidate to compile: the fusion (under its layout choice) and the emitter config.
+struct BuildRequest {
+  const analysis::FusionAnalysis* analysis = nullptr;
+  nlohmann::json config;
+};
+
+/// Compiles every request for `target` on `threads` threads (0: one per core); results in
+/// the requests' order.
+std::vector<BuildResult> BuildBatch(std::span<const BuildRequest> requests,
+                                    const emitters::DeviceInfo& device,
+                                    const emitters::Target& target, int threads = 0);
+
+}  // namespace tilesmith::tuner

@@ -1,0 +1,54 @@
+#include "tuner/cuda_driver.h"
+
+#include <dlfcn.h>
+
+namespace tilesmith::tuner {
+namespace {
+
+// The three driver entry points the probe needs; CUresult is an int-sized enum.
+using CuInit = int (*)(unsigned int);
+using CuDriverGetVersion = int (*)(int*);
+using CuDeviceGetCount = int (*)(int*);
+
+CudaDriverProbe Probe() {
+  CudaDriverProbe probe;
+  void* library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (library == nullptr) {
+    const char* why = dlerror();
+    probe.message = std::string("no CUDA driver on this machine (") +
+                    (why ? why : "libcuda.so.1 not found") + ")";
+    return probe;
+  }
+  auto init = reinterpret_cast<CuInit>(dlsym(library, "cuInit"));
+  auto version = reinterpret_cast<CuDriverGetVersion>(dlsym(library, "cuDriverGetVersion"));
+  auto count = reinterpret_cast<CuDeviceGetCount>(dlsym(library, "cuDeviceGetCount"));
+  if (init == nullptr || version == nullptr || count == nullptr) {
+    probe.message = "libcuda.so.1 lacks cuInit, cuDriverGetVersion or cuDeviceGetCount";
+    return probe;
+  }
+  if (int error = init(0); error != 0) {
+    // 34 is CUDA_ERROR_STUB_LIBRARY (the toolkit's link stub), 100 CUDA_ERROR_NO_DEVICE.
+    probe.message = "the CUDA driver did not initialise (CUresult " + std::to_string(error) +
+                    (error == 34    ? ": the toolkit's stub library, not a driver"
+                     : error == 100 ? ": no CUDA-capable device"
+                                    : "") +
+                    ")";
+    return probe;
+  }
+  version(&probe.driver_version);
+  count(&probe.device_count);
+  probe.loaded = true;
+  probe.message = "CUDA driver " + std::to_string(probe.driver_version / 1000) + "." +
+                  std::to_string(probe.driver_version % 1000 / 10) + " with " +
+                  std::to_string(probe.device_count) + " GPU(s)";
+  return probe;
+}
+
+}  // namespace
+
+CudaDriverProbe ProbeCudaDriver() {
+  static const CudaDriverProbe probe = Probe();
+  return probe;
+}
+
+}  // namespace tilesmith::tuner

@@ -1,0 +1,82 @@
+// The measurer: runs candidates in a `tilesmith worker` subprocess (worker.h; ORC JIT for the
+// host, the dlopen'ed driver with `--target cuda:…`) and turns what happens there into a
+// trial outcome. A crash (the worker died), a hang (no answer
+// within the execution timeout, counted from the worker's "running" line, so compiling and
+// queueing never count) or a stray write marks the candidate failed; the worker is then
+// restarted for the next candidate.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "db/records.h"
+#include "support/status.h"
+
+namespace tilesmith::tuner {
+
+/// How each candidate is timed.
+struct MeasureOptions {
+  double warmup_ms = 10;
+  double budget_ms = 40;  ///< Repetitions stop once this much time was spent (after min).
+  int64_t min_reps = 3;
+  int64_t max_reps = 1000;
+  int64_t flush_bytes = 0;             ///< Written before each repetition (> last-level cache).
+  double timeout_ms = 5000;            ///< Execution only: from "running" to the answer.
+  double compile_timeout_ms = 120000;  ///< From the request to "running".
+  /// "evaluator", or a directory holding (or to hold) the first verified candidate's outputs.
+  std::string reference = "evaluator";
+};
+
+/// What one candidate did in the worker.
+struct WorkerResult {
+  db::TrialStatus status = db::TrialStatus::kOk;
+  std::string message;
+  std::vector<double> times_us;
+  double compile_ms = 0;
+  std::optional<double> verification_error;
+  bool restarted = false;  ///< The worker was killed or died and will be started anew.
+};
+
+/// One worker subprocess, started on first use and after every failure that took it down.
+/// (Named for the host, its first target; a `--target cuda:…` worker is driven the same way.)
+class HostMeasurer {
+ public:
+  /// `argv`: the worker's command line (the tilesmith binary, "worker", the fusion file, …).
+  explicit HostMeasurer(std::vector<std::string> argv) : argv_(std::move(argv)) {}
+  ~HostMeasurer();
+  HostMeasurer(const HostMeasurer&) = delete;
+  HostMeasurer& operator=(const HostMeasurer&) = delete;
+
+  /// Runs `config` in the worker; a failure of the worker becomes the result, not an error.
+  WorkerResult Measure(const nlohmann::json& config, const MeasureOptions& options);
+
+  /// Workers started so far (1 when none ever failed).
+  int64_t starts() const { return starts_; }
+
+ private:
+  Status Start();
+  void Stop();
+  /// The next line from the worker within `timeout_ms`; nullopt on EOF or timeout
+  /// (`*timed_out` says which).
+  std::optional<std::string> ReadLine(double timeout_ms, bool* timed_out);
+  /// Waits for the dead (or killed) worker and says how it ended.
+  std::string Reap();
+
+  std::vector<std::string> argv_;
+  pid_t pid_ = -1;
+  int to_worker_ = -1;
+  int from_worker_ = -1;
+  std::string pending_;  // bytes read past the last line
+  int64_t next_id_ = 1;
+  int64_t starts_ = 0;
+};
+
+/// Median, p20, p80, min and max of `times_us` (linear interpolation between ranks).
+db::Timing Summarize(std::vector<double> times_us);
+
+}  // namespace tilesmith::tuner

@@ -1,0 +1,289 @@
+#include "tuner/session.h"
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <map>
+
+#include "compiler/analysis/fusion_analysis.h"
+#include "compiler/emitters/kernel_ir.h"
+#include "compiler/hlo/canonical.h"
+#include "tuner/builder.h"
+#include "tuner/layouts.h"
+#include "tuner/ranking.h"
+#include "tuner/space.h"
+#include "tuner/strategy.h"
+
+namespace tilesmith::tuner {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+namespace fs = std::filesystem;
+
+double SecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+int64_t Stat(const nlohmann::json& stats, const char* field) {
+  return stats.contains(field) && stats[field].is_number_integer() ? stats[field].get<int64_t>()
+                                                                   : 0;
+}
+
+// A temporary directory for the first verified candidate's outputs, removed with it.
+class ReferenceDir {
+ public:
+  ReferenceDir() {
+    std::string pattern = (fs::temp_directory_path() / "tilesmith-reference-XXXXXX").string();
+    if (mkdtemp(pattern.data()) != nullptr) path_ = pattern;
+  }
+  ~ReferenceDir() {
+    std::error_code error;
+    if (!path_.empty()) fs::remove_all(path_, error);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// Everything the session needs while it runs.
+struct Session {
+  Session(const hlo::HloComputation& fusion, const Device& device, db::Store* store,
+          const TuneOptions& options)
+      : fusion(fusion), device(device), store(store), options(options) {}
+
+  const hlo::HloComputation& fusion;
+  const Device& device;
+  db::Store* store;  // null for a compile-only (CUDA) session
+  const TuneOptions& options;
+  Space space;
+  db::ResultKey key;
+  std::string job_id = db::NewUid();
+  MeasureOptions measure;
+  std::unique_ptr<HostMeasurer> measurer;
+  TuneResult result;
+  TuneProgress progress;
+
+  // Compiles, measures and commits one batch; returns what the strategy is told.
+  Expected<std::vector<TrialOutcome>> RunBatch(const std::vector<int64_t>& batch) {
+    std::vector<BuildRequest> requests;
+    for (int64_t index : batch) {
+      const Candidate& candidate = space.candidates[index];
+      requests.push_back({&space.AnalysisOf(candidate), EmitterConfig(candidate.config)});
+    }
+    auto compile_start = Clock::now();
+    std::vector<BuildResult> builds =
+        BuildBatch(requests, device.info, device.target, options.compile_threads);
+    result.compile_seconds += SecondsSince(compile_start);
+    std::vector<db::MeasurementRecord> records;
+    std::vector<TrialOutcome> outcomes;
+    for (size_t i = 0; i < batch.size(); ++i) {
+      const Candidate& candidate = space.candidates[batch[i]];
+      const BuildResult& build = builds[i];
+      ++(build.ok ? result.compiled : result.compile_failed);
+      TrialOutcome outcome{batch[i], false, 0};
+      if (!result.timed) {
+        outcome.ok = build.ok;  // compiled; a CUDA tune without a GPU goes no further
+      } else {
+        db::MeasurementRecord record;
+        record.key = key;
+        record.emitter = space.variants[candidate.variant].emitter;
+        record.config = candidate.config;
+        record.is_default = candidate.is_default;
+        record.compile_stats = build.stats;
+        record.job_id = job_id;
+        if (!build.ok) {
+          record.status = db::TrialStatus::kCompile;
+          record.message = build.message;
+        } else {
+          auto measure_start = Clock::now();
+          WorkerResult run = measurer->Measure(candidate.config, measure);
+          result.measure_seconds += SecondsSince(measure_start);
+          record.status = run.status;
+          record.message = run.message;
+          record.verification_error = run.verification_error;
+          record.compile_stats["worker_compile_ms"] = run.compile_ms;
+          if (run.status == db::TrialStatus::kOk) {
+            record.timing = Summarize(run.times_us);
+            outcome = {batch[i], true, record.timing->median_us};
+          }
+        }
+        records.push_back(std::move(record));
+      }
+      outcomes.push_back(outcome);
+    }
+    if (!records.empty()) {
+      // Committed before anything about this batch is reported (DESIGN.md, "Durability").
+      TS_RETURN_IF_ERROR(store->RecordBatch(records));
+    }
+    for (const db::MeasurementRecord& record : records) {
+      ++progress.measured;
+      ++result.measured_now;
+      if (record.status != db::TrialStatus::kOk) {
+        ++progress.failed;
+      } else if (!progress.best_median_us || record.timing->median_us < *progress.best_median_us) {
+        progress.best_median_us = record.timing->median_us;
+        progress.best_config = record.config;
+      }
+    }
+    progress.compiled = result.compiled;
+    if (options.on_progress) options.on_progress(progress);
+    return outcomes;
+  }
+
+  // The latest trial of every config under the key.
+  Expected<std::map<std::string, db::MeasurementRecord>> LatestTrials() {
+    db::ResultFilter filter{key.fingerprint, key.device_key, key.compiler_version};
+    TS_ASSIGN_OR_RETURN(std::vector<db::MeasurementRecord> trials, store->Measurements(filter));
+    std::map<std::string, db::MeasurementRecord> latest;
+    for (db::MeasurementRecord& trial : trials) {
+      TS_ASSIGN_OR_RETURN(std::string hash, db::ConfigHash(trial.config));
+      latest[hash] = std::move(trial);
+    }
+    return latest;
+  }
+
+  static TrialSummary Summary(const db::MeasurementRecord& trial) {
+    return {trial.config, trial.timing->median_us, trial.timing->p20_us, trial.timing->p80_us};
+  }
+
+  Status Conclude() {
+    TS_ASSIGN_OR_RETURN(auto latest, LatestTrials());
+    std::vector<Contender> contenders;
+    std::vector<const db::MeasurementRecord*> trials;
+    for (const auto& [hash, trial] : latest) {
+      ++result.measured;
+      if (trial.status != db::TrialStatus::kOk || !trial.timing) {
+        ++result.failed;
+        continue;
+      }
+      int64_t order = space.Find(hash);
+      const nlohmann::json& stats = trial.compile_stats;
+      int64_t threads = Stat(stats, "threads_per_block");
+      contenders.push_back(
+          {order < 0 ? static_cast<int64_t>(space.candidates.size()) : order,
+           trial.timing->median_us,
+           trial.timing->p20_us,
+           trial.timing->p80_us,
+           {Stat(stats, "registers") * threads, Stat(stats, "shared_bytes"), threads}});
+      trials.push_back(&trial);
+    }
+    if (int64_t winner = PickBest(contenders); winner >= 0) result.best = Summary(*trials[winner]);
+    auto found = latest.find(space.candidates[space.default_index].config_hash);
+    if (found != latest.end() && found->second.status == db::TrialStatus::kOk) {
+      result.default_config = Summary(found->second);
+    }
+    if (result.best && result.default_config && result.best->median_us > 0) {
+      result.speedup = result.default_config->median_us / result.best->median_us;
+    }
+    return OkStatus();
+  }
+};
+
+int64_t OutputElements(const hlo::HloComputation& fusion) {
+  int64_t elements = 0;
+  for (const hlo::Shape* leaf : emitters::ArrayLeaves(fusion.root()->shape())) {
+    elements += leaf->ElementCount();
+  }
+  return elements;
+}
+
+}  // namespace
+
+int64_t PickBest(std::span<const Contender> contenders) {
+  if (contenders.empty()) return -1;
+  size_t fastest = 0;
+  for (size_t i = 1; i < contenders.size(); ++i) {
+    const Contender& a = contenders[i];
+    const Contender& b = contenders[fastest];
+    if (a.median_us < b.median_us || (a.median_us == b.median_us && a.order < b.order)) fastest = i;
+  }
+  const Contender& best = contenders[fastest];
+  // Half the fastest's p20..p80 spread, kept within 1%..5% of its median: a noisy fastest
+  // must not turn a clearly slower config into a tie.
+  double noise =
+      std::clamp((best.p80_us - best.p20_us) / 2, 0.01 * best.median_us, 0.05 * best.median_us);
+  size_t winner = fastest;
+  for (size_t i = 0; i < contenders.size(); ++i) {
+    const Contender& c = contenders[i];
+    if (c.median_us > best.median_us + noise) continue;
+    const Contender& w = contenders[winner];
+    if (c.resources < w.resources || (c.resources == w.resources && c.order < w.order)) winner = i;
+  }
+  return static_cast<int64_t>(winner);
+}
+
+Expected<TuneResult> Tune(const hlo::HloModule& module, const Device& device, db::Store* store,
+                          const std::string& compiler_version, const TuneOptions& options) {
+  const hlo::HloComputation& fusion = *module.fusion();
+  Session session(fusion, device, store, options);
+  TS_ASSIGN_OR_RETURN(session.space, BuildSpace(module, device.info, options.free_outputs));
+  const Space& space = session.space;
+  TS_ASSIGN_OR_RETURN(std::string fingerprint, hlo::FusionFingerprint(module));
+  session.key = {fingerprint, device.record.Key(), compiler_version};
+  TuneResult& result = session.result;
+  result.fingerprint = fingerprint;
+  result.device_key = session.key.device_key;
+  result.compiler_version = compiler_version;
+  result.emitter = space.emitter;
+  result.space_size = space.total();
+  result.candidates = static_cast<int64_t>(space.candidates.size());
+  result.timed = !device.target.is_cuda() || options.time_cuda;
+
+  AnalyticRanking ranking(device.info);
+  TS_ASSIGN_OR_RETURN(
+      std::unique_ptr<Strategy> strategy,
+      MakeStrategy(options.strategy, space,
+                   {.budget = options.budget, .seed = options.seed, .ranking = &ranking}));
+  session.progress.planned =
+      options.budget > 0 ? std::min<int64_t>(options.budget, result.candidates) : result.candidates;
+
+  ReferenceDir reference_dir;
+  session.measure = options.measure;
+  if (session.measure.flush_bytes == 0) session.measure.flush_bytes = device.cache_bytes * 3 / 2;
+  if (session.measure.flush_bytes < 0) session.measure.flush_bytes = 0;
+  if (OutputElements(fusion) > options.evaluator_max_elements) {
+    session.measure.reference = reference_dir.path();
+  }
+  std::map<std::string, db::MeasurementRecord> known;
+  if (result.timed) {
+    if (options.worker_argv.empty()) return InvalidArgument("no worker command to measure with");
+    if (store == nullptr) return InvalidArgument("a timed tune needs a results store");
+    session.measurer = std::make_unique<HostMeasurer>(options.worker_argv);
+    TS_RETURN_IF_ERROR(store->PutDevice(device.record));
+    TS_RETURN_IF_ERROR(store->PutKernel(
+        {fingerprint, options.source_format, fusion.name(), hlo::CanonicalFusionText(module)}));
+    TS_ASSIGN_OR_RETURN(known, session.LatestTrials());
+  }
+
+  // Resume: whatever the database holds under this key is told, not measured again.
+  std::vector<TrialOutcome> resumed;
+  for (const auto& [hash, trial] : known) {
+    int64_t index = space.Find(hash);
+    if (index < 0) continue;
+    bool ok = trial.status == db::TrialStatus::kOk && trial.timing.has_value();
+    resumed.push_back({index, ok, ok ? trial.timing->median_us : 0});
+    ++session.progress.measured;
+    session.progress.failed += !ok;
+  }
+  result.resumed = static_cast<int64_t>(resumed.size());
+  strategy->Tell(resumed);
+
+  auto start = Clock::now();
+  // The default is always measured, first, so the speedup has a baseline.
+  if (!known.contains(space.candidates[space.default_index].config_hash)) {
+    TS_ASSIGN_OR_RETURN(auto outcomes, session.RunBatch({space.default_index}));
+    strategy->Tell(outcomes);
+  }
+  while (options.time_limit_s <= 0 || SecondsSince(start) < options.time_limit_s) {
+    std::vector<int64_t> batch = strategy->Ask(std::max<int64_t>(1, options.batch_size));
+    if (batch.empty()) break;
+    TS_ASSIGN_OR_RETURN(auto outcomes, session.RunBatch(batch));
+    strategy->Tell(outcomes);
+  }
+  if (session.measurer) result.worker_starts = session.measurer->starts();
+  if (result.timed) TS_RETURN_IF_ERROR(session.Conclude());
+  return result;
+}
+
+}  // namespace tilesmith::tuner

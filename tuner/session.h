@@ -1,0 +1,107 @@
+// The tuning session: one fusion on one device, from the search space to the best config.
+// A strategy proposes batches, the builder compiles them in parallel, the host measurer
+// times them one at a time in the worker, and every batch is committed to the Store before
+// it is reported or told to the strategy — so a killed tune loses nothing committed and a
+// rerun resumes, skipping every config already measured under the same key.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "compiler/hlo/hlo_module.h"
+#include "db/store.h"
+#include "support/status.h"
+#include "tuner/device.h"
+#include "tuner/measurer.h"
+
+namespace tilesmith::tuner {
+
+/// Counts the progress line shows, after every committed batch.
+struct TuneProgress {
+  int64_t planned = 0;  ///< Candidates the budget allows.
+  int64_t compiled = 0;
+  int64_t measured = 0;  ///< Trials committed (ok or failed), resumed ones included.
+  int64_t failed = 0;
+  std::optional<double> best_median_us;
+  nlohmann::json best_config;
+};
+
+struct TuneOptions {
+  std::string strategy = "exhaustive";
+  int64_t budget = 0;       ///< Most candidates (0: the whole space).
+  double time_limit_s = 0;  ///< No new batch after this long (0: no limit).
+  uint64_t seed = 0;
+  int64_t batch_size = 8;   ///< Candidates compiled together and committed together.
+  int compile_threads = 0;  ///< 0: one per core.
+  MeasureOptions measure;   ///< flush_bytes 0 here means "1.5x the device's cache".
+  /// The `tilesmith worker` command line for this fusion (host targets).
+  std::vector<std::string> worker_argv;
+  /// Outputs with more elements than this are checked against the first verified
+  /// candidate instead of the evaluator.
+  int64_t evaluator_max_elements = int64_t{1} << 24;
+  std::string source_format = "hlo";
+  /// Time CUDA candidates on the GPU (a driver with a GPU is present: cuda_driver.h);
+  /// false compiles them only.
+  bool time_cuda = false;
+  /// Outputs whose layout is tuned too (layouts.h); empty: the fusion's own layouts.
+  std::vector<int64_t> free_outputs;
+  std::function<void(const TuneProgress&)> on_progress;
+};
+
+/// One config's standing.
+struct TrialSummary {
+  nlohmann::json config;
+  double median_us = 0;
+  double p20_us = 0;
+  double p80_us = 0;
+};
+
+struct TuneResult {
+  std::string fingerprint;
+  std::string device_key;
+  std::string compiler_version;
+  std::string emitter;
+  int64_t space_size = 0;
+  int64_t candidates = 0;  ///< Valid configs.
+  int64_t compiled = 0;    ///< Compiled by this run.
+  int64_t compile_failed = 0;
+  int64_t measured = 0;      ///< Configs with a committed trial under the key (ok or failed).
+  int64_t failed = 0;        ///< Of those, failed ones.
+  int64_t measured_now = 0;  ///< Trials this run committed.
+  int64_t resumed = 0;       ///< Configs found in the database and not measured again.
+  int64_t worker_starts = 0;
+  double compile_seconds = 0;  ///< Wall time in the builder.
+  double measure_seconds = 0;  ///< Wall time in the measurer.
+  bool timed = true;           ///< False for CUDA targets without a GPU measurer: compiled only.
+  std::optional<TrialSummary> best;
+  std::optional<TrialSummary> default_config;
+  std::optional<double> speedup;  ///< default median / best median.
+};
+
+/// One verified config competing for best.
+struct Contender {
+  int64_t order = 0;  ///< Config order (index in the space).
+  double median_us = 0;
+  double p20_us = 0;
+  double p80_us = 0;
+  /// Fewer is better: registers x threads, shared bytes, threads per block.
+  std::array<int64_t, 3> resources = {0, 0, 0};
+};
+
+/// The winner's index: among contenders whose median is within the fastest's noise (half its
+/// p20..p80 spread, between 1% and 5% of its median) of the fastest, the one with the
+/// fewest resources, then the earliest in config order — the same timings always give the
+/// same winner. -1 when `contenders` is empty.
+int64_t PickBest(std::span<const Contender> contenders);
+
+/// Tunes the fusion of `module` on `device`, writing every trial to `store`. A CUDA device
+/// without `time_cuda` compiles every candidate and stops; `store` may then be null.
+Expected<TuneResult> Tune(const hlo::HloModule& module, const Device& device, db::Store* store,
+                          const std::string& compiler_version, const TuneOptions& options);
+
+}  // namespace tilesmith::tuner

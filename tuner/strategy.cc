@@ -1,0 +1,245 @@
+#include "tuner/strategy.h"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+
+namespace tilesmith::tuner {
+
+std::vector<int64_t> Strategy::Ask(int64_t max_count) {
+  int64_t total = static_cast<int64_t>(space_.candidates.size());
+  int64_t limit = budget_ > 0 ? std::min(budget_, total) : total;
+  int64_t count = std::min(max_count, limit - spent());
+  if (count <= 0) return {};
+  std::vector<int64_t> picked = Pick(count);
+  std::vector<int64_t> batch;
+  for (int64_t candidate : picked) {
+    if (static_cast<int64_t>(batch.size()) == count) break;
+    if (candidate < 0 || candidate >= total || !seen_.insert(candidate).second) continue;
+    batch.push_back(candidate);
+  }
+  return batch;
+}
+
+void Strategy::Tell(std::span<const TrialOutcome> outcomes) {
+  for (const TrialOutcome& outcome : outcomes) seen_.insert(outcome.candidate);
+  Learn(outcomes);
+}
+
+std::vector<int64_t> Strategy::Unseen() const {
+  std::vector<int64_t> unseen;
+  for (int64_t i = 0; i < static_cast<int64_t>(space_.candidates.size()); ++i) {
+    if (!seen_.contains(i)) unseen.push_back(i);
+  }
+  return unseen;
+}
+
+namespace {
+
+// Every candidate in the emitter's order.
+class ExhaustiveStrategy : public Strategy {
+ public:
+  ExhaustiveStrategy(const Space& space, int64_t budget) : Strategy(space, budget) {}
+  std::string_view name() const override { return "exhaustive"; }
+
+ protected:
+  std::vector<int64_t> Pick(int64_t count) override {
+    std::vector<int64_t> unseen = Unseen();
+    unseen.resize(std::min<size_t>(unseen.size(), count));
+    return unseen;
+  }
+};
+
+// A seeded permutation of the space, drawn once so that resuming a tune with the same seed
+// proposes the same order.
+class RandomStrategy : public Strategy {
+ public:
+  RandomStrategy(const Space& space, int64_t budget, uint64_t seed) : Strategy(space, budget) {
+    order_.resize(space.candidates.size());
+    std::iota(order_.begin(), order_.end(), 0);
+    std::mt19937_64 random(seed);
+    std::shuffle(order_.begin(), order_.end(), random);
+  }
+  std::string_view name() const override { return "random"; }
+
+ protected:
+  std::vector<int64_t> Pick(int64_t count) override {
+    std::vector<int64_t> batch;
+    for (int64_t candidate : order_) {
+      if (static_cast<int64_t>(batch.size()) == count) break;
+      if (!Seen(candidate)) batch.push_back(candidate);
+    }
+    return batch;
+  }
+
+ private:
+  std::vector<int64_t> order_;
+};
+
+// Fastest predicted first; equal predictions in config order.
+class BestFirstStrategy : public Strategy {
+ public:
+  BestFirstStrategy(const Space& space, int64_t budget, const Ranking& ranking)
+      : Strategy(space, budget) {
+    std::vector<double> predicted = ranking.PredictUs(space);
+    order_.resize(space.candidates.size());
+    std::iota(order_.begin(), order_.end(), 0);
+    std::stable_sort(order_.begin(), order_.end(),
+                     [&](int64_t a, int64_t b) { return predicted[a] < predicted[b]; });
+  }
+  std::string_view name() const override { return "best-first"; }
+
+ protected:
+  std::vector<int64_t> Pick(int64_t count) override {
+    std::vector<int64_t> batch;
+    for (int64_t candidate : order_) {
+      if (static_cast<int64_t>(batch.size()) == count) break;
+      if (!Seen(candidate)) batch.push_back(candidate);
+    }
+    return batch;
+  }
+
+ private:
+  std::vector<int64_t> order_;
+};
+
+// A random first generation, then children of the fastest measured configs: a mutation
+// changes one field to a value another candidate has there, a crossover takes each field
+// from one of two parents. Only children that are candidates of the space are proposed.
+class EvolutionaryStrategy : public Strategy {
+ public:
+  EvolutionaryStrategy(const Space& space, int64_t budget, uint64_t seed)
+      : Strategy(space, budget), random_(seed) {
+    for (size_t i = 0; i < space.candidates.size(); ++i) {
+      const nlohmann::json& config = space.candidates[i].config;
+      by_config_[config.dump()] = static_cast<int64_t>(i);
+      for (const auto& [field, value] : config.items()) {
+        auto& values = field_values_[field];
+        if (std::find(values.begin(), values.end(), value) == values.end()) values.push_back(value);
+      }
+    }
+    for (auto& [field, values] : field_values_) std::sort(values.begin(), values.end());
+  }
+  std::string_view name() const override { return "evolutionary"; }
+
+ protected:
+  std::vector<int64_t> Pick(int64_t count) override {
+    std::vector<int64_t> batch;
+    std::vector<int64_t> parents = Parents();
+    for (int attempt = 0;
+         attempt < 64 * count && static_cast<int64_t>(batch.size()) < count && parents.size() >= 1;
+         ++attempt) {
+      int64_t child = parents.size() >= 2 && Coin() ? Crossover(parents) : Mutate(parents);
+      if (child >= 0 && !Seen(child) &&
+          std::find(batch.begin(), batch.end(), child) == batch.end()) {
+        batch.push_back(child);
+      }
+    }
+    // The first generation, and whatever the parents cannot reach: random unseen candidates.
+    std::vector<int64_t> unseen = Unseen();
+    std::shuffle(unseen.begin(), unseen.end(), random_);
+    for (int64_t candidate : unseen) {
+      if (static_cast<int64_t>(batch.size()) == count) break;
+      if (std::find(batch.begin(), batch.end(), candidate) == batch.end())
+        batch.push_back(candidate);
+    }
+    return batch;
+  }
+
+  void Learn(std::span<const TrialOutcome> outcomes) override {
+    for (const TrialOutcome& outcome : outcomes) {
+      if (outcome.ok) measured_.push_back(outcome);
+    }
+    std::stable_sort(
+        measured_.begin(), measured_.end(), [](const TrialOutcome& a, const TrialOutcome& b) {
+          return a.median_us != b.median_us ? a.median_us < b.median_us : a.candidate < b.candidate;
+        });
+  }
+
+ private:
+  static constexpr size_t kPopulation = 6;
+
+  std::vector<int64_t> Parents() const {
+    std::vector<int64_t> parents;
+    for (size_t i = 0; i < measured_.size() && i < kPopulation; ++i) {
+      parents.push_back(measured_[i].candidate);
+    }
+    return parents;
+  }
+
+  bool Coin() { return std::uniform_int_distribution<int>(0, 1)(random_) == 1; }
+  int64_t Choose(size_t size) {
+    return std::uniform_int_distribution<int64_t>(0, static_cast<int64_t>(size) - 1)(random_);
+  }
+
+  int64_t Lookup(const nlohmann::json& config) const {
+    auto it = by_config_.find(config.dump());
+    return it == by_config_.end() ? -1 : it->second;
+  }
+
+  // The better of two random parents (parents are fastest first): selection pressure
+  // without losing the rest of the population.
+  int64_t Tournament(const std::vector<int64_t>& parents) {
+    return parents[std::min(Choose(parents.size()), Choose(parents.size()))];
+  }
+
+  // Tile sizes and widths are ordered: three times in four a mutation steps to a
+  // neighbouring value (local search), else it jumps anywhere.
+  int64_t Mutate(const std::vector<int64_t>& parents) {
+    nlohmann::json child = space_.candidates[Tournament(parents)].config;
+    if (child.empty()) return -1;
+    auto field = std::next(field_values_.begin(), Choose(field_values_.size()));
+    const std::vector<nlohmann::json>& values = field->second;
+    auto at = std::find(values.begin(), values.end(), child[field->first]);
+    if (at != values.end() && Choose(4) != 0) {
+      int64_t position = at - values.begin() + (Coin() ? 1 : -1);
+      if (position < 0 || position >= static_cast<int64_t>(values.size())) return -1;
+      child[field->first] = values[position];
+    } else {
+      child[field->first] = values[Choose(values.size())];
+    }
+    return Lookup(child);
+  }
+
+  int64_t Crossover(const std::vector<int64_t>& parents) {
+    const nlohmann::json& a = space_.candidates[Tournament(parents)].config;
+    const nlohmann::json& b = space_.candidates[Tournament(parents)].config;
+    nlohmann::json child = a;
+    for (const auto& [field, value] : b.items()) {
+      if (Coin()) child[field] = value;
+    }
+    return Lookup(child);
+  }
+
+  std::mt19937_64 random_;
+  std::map<std::string, int64_t> by_config_;
+  std::map<std::string, std::vector<nlohmann::json>> field_values_;
+  std::vector<TrialOutcome> measured_;  // fastest first
+};
+
+}  // namespace
+
+const std::vector<std::string>& StrategyNames() {
+  static const std::vector<std::string> names = {"exhaustive", "random", "best-first",
+                                                 "evolutionary"};
+  return names;
+}
+
+Expected<std::unique_ptr<Strategy>> MakeStrategy(std::string_view name, const Space& space,
+                                                 const StrategyOptions& options) {
+  if (name == "exhaustive") return std::make_unique<ExhaustiveStrategy>(space, options.budget);
+  if (name == "random") {
+    return std::make_unique<RandomStrategy>(space, options.budget, options.seed);
+  }
+  if (name == "best-first") {
+    if (options.ranking == nullptr) return InvalidArgument("best-first needs a ranking");
+    return std::make_unique<BestFirstStrategy>(space, options.budget, *options.ranking);
+  }
+  if (name == "evolutionary") {
+    return std::make_unique<EvolutionaryStrategy>(space, options.budget, options.seed);
+  }
+  return InvalidArgument("unknown strategy '" + std::string(name) +
+                         "' (exhaustive, random, best-first, evolutionary)");
+}
+
+}  // namespace tilesmith::tuner

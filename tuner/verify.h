@@ -1,0 +1,29 @@
+// Checking a candidate's outputs against the reference (the evaluator's values, or the
+// first verified candidate's): exact for integers, within a tolerance scaled to each float
+// type (hlo::CompareLiterals). Shared by the tuner and `tilesmith check`.
+#pragma once
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "compiler/hlo/literal.h"
+
+namespace tilesmith::tuner {
+
+/// A value's arrays, depth first: one per fusion output (tuple results flattened).
+std::vector<const hlo::Literal*> FlattenOutputs(const hlo::Literal& value);
+
+/// The verdict over every output.
+struct OutputComparison {
+  bool matches = true;
+  int64_t mismatches = 0;
+  double largest_error = 0;
+  std::string first_mismatch;  ///< "output 1 element 17: 1.5 vs 1.25", or why counts differ.
+};
+
+/// Compares `actual[i]` with `expected[i]` for every output.
+OutputComparison CompareOutputs(std::span<const hlo::Literal> actual,
+                                std::span<const hlo::Literal* const> expected);
+
+}  // namespace tilesmith::tuner

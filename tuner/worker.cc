@@ -1,0 +1,420 @@
+#include "tuner/worker.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+
+#include "compiler/codegen/host_backend.h"
+#include "compiler/codegen/nvptx_backend.h"
+#include "compiler/emitters/emitter_registry.h"
+#include "compiler/hlo/buffer.h"
+#include "compiler/hlo/evaluator.h"
+#include "compiler/hlo/npy.h"
+#include "compiler/hlo/tiling.h"
+#include "tuner/cuda_measure.h"
+#include "tuner/layouts.h"
+#include "tuner/verify.h"
+
+namespace tilesmith::tuner {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+constexpr uint8_t kGuardByte = 0xA5;
+
+double MillisecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+// One kernel buffer with a red zone on each side, 64-byte aligned.
+class GuardedBuffer {
+ public:
+  explicit GuardedBuffer(int64_t size) : size_(size) {
+    int64_t total = 2 * kRedZoneBytes + ((size + 63) / 64) * 64;
+    memory_ = static_cast<uint8_t*>(std::aligned_alloc(64, total));
+    std::memset(memory_, kGuardByte, total);
+    total_ = total;
+  }
+  ~GuardedBuffer() { std::free(memory_); }
+  GuardedBuffer(const GuardedBuffer&) = delete;
+  GuardedBuffer& operator=(const GuardedBuffer&) = delete;
+
+  uint8_t* data() const { return memory_ + kRedZoneBytes; }
+  int64_t size() const { return size_; }
+  /// Both red zones still hold the guard pattern (the tail padding to 64 bytes included).
+  bool Intact() const {
+    for (int64_t i = 0; i < kRedZoneBytes; ++i) {
+      if (memory_[i] != kGuardByte) return false;
+    }
+    for (int64_t i = kRedZoneBytes + size_; i < total_; ++i) {
+      if (memory_[i] != kGuardByte) return false;
+    }
+    return true;
+  }
+
+ private:
+  int64_t size_;
+  int64_t total_ = 0;
+  uint8_t* memory_ = nullptr;
+};
+
+// The fault the test hook assigns to `config`, or "".
+std::string InjectedFault(const nlohmann::json& config) {
+  const char* text = std::getenv("TILESMITH_WORKER_FAULT");
+  if (text == nullptr || *text == '\0') return "";
+  nlohmann::json faults = nlohmann::json::parse(text, nullptr, false);
+  if (!faults.is_object()) return "";
+  for (const auto& [fault, subset] : faults.items()) {
+    bool matches = subset.is_object();
+    for (const auto& [field, value] : subset.items()) {
+      matches = matches && config.contains(field) && config[field] == value;
+    }
+    if (matches) return fault;
+  }
+  return "";
+}
+
+class Worker {
+ public:
+  Worker(const hlo::HloModule& module, const emitters::Target& target,
+         const emitters::DeviceInfo& device, std::ostream& out)
+      : module_(module),
+        target_(target),
+        fusion_(*module.fusion()),
+        device_(device),
+        analysis_(analysis::AnalyzeFusion(fusion_)),
+        out_(out) {}
+
+  /// Answers one request; false when the worker must exit (a broken CUDA context).
+  bool Serve(const nlohmann::json& request) {
+    nlohmann::json answer = Measure(request);
+    answer["id"] = request.value("id", 0);
+    Send(answer);
+    return !answer.value("exit", false);
+  }
+
+ private:
+  void Send(const nlohmann::json& line) { out_ << line.dump() << std::endl; }
+
+  static nlohmann::json Failure(const std::string& status, const std::string& message) {
+    return {{"status", status}, {"message", message}};
+  }
+
+  // The analysis of the fusion under `layouts` (null: as given), made once per choice.
+  Expected<const analysis::FusionAnalysis*> AnalysisFor(const nlohmann::json& layouts) {
+    if (layouts.is_null()) return &analysis_;
+    auto& variant = variants_[layouts.dump()];
+    if (!variant.first) {
+      TS_ASSIGN_OR_RETURN(variant.first, WithOutputLayouts(module_, layouts));
+      variant.second = std::make_unique<analysis::FusionAnalysis>(
+          analysis::AnalyzeFusion(*variant.first->fusion()));
+    }
+    return variant.second.get();
+  }
+
+  // An input buffer's bytes: its argument laid out as the kernel expects.
+  Expected<std::vector<uint8_t>> InputBytes(const emitters::KernelBuffer& buffer) {
+    std::vector<const hlo::Literal*> leaves = FlattenOutputs((*arguments_)[buffer.index]);
+    const hlo::Literal& argument = *leaves[buffer.leaf < 0 ? 0 : buffer.leaf];
+    hlo::Literal relaid(buffer.shape);
+    std::memcpy(relaid.bytes().data(), argument.bytes().data(), argument.bytes().size());
+    return hlo::ToPhysicalBuffer(relaid);
+  }
+
+  Status PrepareInputs() {
+    if (arguments_) return OkStatus();
+    TS_ASSIGN_OR_RETURN(arguments_, hlo::MakeRandomArguments(fusion_, /*seed=*/0));
+    return OkStatus();
+  }
+
+  // The expected outputs: the evaluator's, or the reference candidate's from `dir`.
+  // Sets *become_reference when `dir` has none yet.
+  Expected<std::vector<const hlo::Literal*>> Reference(const std::string& source,
+                                                       const std::vector<hlo::Literal>& outputs,
+                                                       bool* become_reference) {
+    *become_reference = false;
+    if (source == "evaluator") {
+      if (!evaluated_) {
+        TS_ASSIGN_OR_RETURN(evaluated_, hlo::Evaluate(fusion_, *arguments_));
+      }
+      return FlattenOutputs(*evaluated_);
+    }
+    if (stored_.empty()) {
+      for (size_t i = 0; i < outputs.size(); ++i) {
+        std::string path = source + "/out" + std::to_string(i) + ".npy";
+        if (!fs::exists(path)) break;
+        TS_ASSIGN_OR_RETURN(hlo::Literal value, hlo::ReadNpy(path, outputs[i].shape()));
+        stored_.push_back(std::move(value));
+      }
+      if (stored_.size() != outputs.size()) {
+        stored_.clear();
+        *become_reference = true;
+        return std::vector<const hlo::Literal*>{};
+      }
+    }
+    std::vector<const hlo::Literal*> pointers;
+    for (const hlo::Literal& value : stored_) pointers.push_back(&value);
+    return pointers;
+  }
+
+  // Written to a temporary name and renamed, so a crash never leaves half a reference.
+  Status StoreReference(const std::string& dir, const std::vector<hlo::Literal>& outputs) {
+    std::error_code error;
+    fs::create_directories(dir, error);
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      std::string path = dir + "/out" + std::to_string(i) + ".npy";
+      TS_RETURN_IF_ERROR(hlo::WriteNpy(path + ".tmp", outputs[i]));
+      fs::rename(path + ".tmp", path, error);
+      if (error) return MakeError(ErrorCode::kIo, path + ": " + error.message());
+    }
+    return OkStatus();
+  }
+
+  nlohmann::json Measure(const nlohmann::json& request) {
+    const nlohmann::json config = request.value("config", nlohmann::json::object());
+    std::string fault = InjectedFault(config);
+    auto compile_start = Clock::now();
+    auto analysis = AnalysisFor(ConfigLayouts(config));
+    if (!analysis) return Failure("compile", analysis.error().message);
+    auto kernel = emitters::EmitKernel(**analysis, EmitterConfig(config), device_);
+    if (!kernel) return Failure("compile", kernel.error().message);
+    if (target_.is_cuda()) return MeasureCuda(*kernel, request, fault, compile_start);
+    auto compiled = codegen::CompileForHost(std::move(*kernel));
+    if (!compiled) return Failure("compile", compiled.error().message);
+    double compile_ms = MillisecondsSince(compile_start);
+    const codegen::HostKernel& host = **compiled;
+    if (auto inputs = PrepareInputs(); !inputs) return Failure("launch", inputs.error().message);
+
+    std::vector<std::unique_ptr<GuardedBuffer>> buffers;
+    std::vector<void*> pointers;
+    for (const emitters::KernelBuffer& buffer : host.kernel().buffers) {
+      auto physical = hlo::PhysicalLayout::Create(buffer.shape);
+      if (!physical) return Failure("launch", physical.error().message);
+      auto guarded = std::make_unique<GuardedBuffer>(physical->byte_size());
+      if (!buffer.is_output) {
+        auto bytes = InputBytes(buffer);
+        if (!bytes) return Failure("launch", bytes.error().message);
+        std::memcpy(guarded->data(), bytes->data(), bytes->size());
+      } else if (buffer.aliases >= 0) {
+        // Updated in place: the output starts as the input it aliases, and every run
+        // writes the same part of it again.
+        const GuardedBuffer& input = *buffers.at(buffer.aliases);
+        std::memcpy(guarded->data(), input.data(), std::min(input.size(), guarded->size()));
+      }
+      pointers.push_back(guarded->data());
+      buffers.push_back(std::move(guarded));
+    }
+    auto intact = [&] {
+      for (const auto& buffer : buffers) {
+        if (!buffer->Intact()) return false;
+      }
+      return true;
+    };
+    auto run = [&] {
+      host.Run(pointers);
+      if (fault == "red_zone") buffers.back()->data()[buffers.back()->size() + 3] = 0;
+    };
+
+    // Everything before this line may take long (compiling, evaluating the reference on the
+    // first request); the measurer's execution timeout starts only now.
+    Send({{"id", request.value("id", 0)}, {"event", "running"}});
+    if (fault == "crash") std::raise(SIGSEGV);
+    if (fault == "hang") {
+      for (;;) pause();
+    }
+
+    run();
+    if (!intact()) return Failure("red_zone", "the kernel wrote outside its buffers");
+    if (fault == "wrong_result") {
+      for (size_t i = 0; i < host.kernel().buffers.size(); ++i) {
+        if (host.kernel().buffers[i].is_output) {
+          std::memset(buffers[i]->data(), 0x40, std::min<int64_t>(8, buffers[i]->size()));
+          break;
+        }
+      }
+    }
+    std::vector<hlo::Literal> outputs;
+    for (size_t i = 0; i < host.kernel().buffers.size(); ++i) {
+      const emitters::KernelBuffer& buffer = host.kernel().buffers[i];
+      if (!buffer.is_output) continue;
+      std::span<const uint8_t> bytes(buffers[i]->data(), buffers[i]->size());
+      auto output = hlo::FromPhysicalBuffer(buffer.shape, bytes);
+      if (!output) return Failure("launch", output.error().message);
+      outputs.push_back(std::move(*output));
+    }
+    nlohmann::json answer = Verify(outputs, request, compile_ms);
+    if (answer["status"] != "ok") return answer;
+    answer["times_us"] = Time(request, run, intact);
+    if (answer["times_us"].is_null()) {
+      return Failure("red_zone", "the kernel wrote outside its buffers during a timed run");
+    }
+    return answer;
+  }
+
+  // Compares `outputs` with the reference: {"status": "ok", compile_ms,
+  // verification_error} or the failure.
+  nlohmann::json Verify(const std::vector<hlo::Literal>& outputs, const nlohmann::json& request,
+                        double compile_ms) {
+    std::string source = request.value("reference", std::string("evaluator"));
+    bool become_reference = false;
+    auto expected = Reference(source, outputs, &become_reference);
+    if (!expected) return Failure("wrong_result", "no reference: " + expected.error().message);
+    nlohmann::json answer = {{"status", "ok"}, {"compile_ms", compile_ms}};
+    if (become_reference) {
+      if (auto stored = StoreReference(source, outputs); !stored) {
+        return Failure("launch", stored.error().message);
+      }
+      answer["reference"] = true;
+      answer["verification_error"] = 0.0;
+    } else {
+      OutputComparison comparison = CompareOutputs(outputs, *expected);
+      if (!comparison.matches) {
+        nlohmann::json failure =
+            Failure("wrong_result", std::to_string(comparison.mismatches) +
+                                        " elements differ from the reference; " +
+                                        comparison.first_mismatch);
+        failure["verification_error"] = comparison.largest_error;
+        return failure;
+      }
+      answer["verification_error"] = comparison.largest_error;
+    }
+    return answer;
+  }
+
+  // The CUDA path: the cubin run through the driver (cuda_measure.h). A failed launch may
+  // leave the context unusable, so those answers ask the measurer to restart the worker.
+  nlohmann::json MeasureCuda(const emitters::KernelIR& kernel, const nlohmann::json& request,
+                             const std::string& fault, Clock::time_point compile_start) {
+    auto compiled = codegen::CompileForNvptx(kernel, target_, codegen::NvptxStage::kCubin);
+    if (!compiled) return Failure("compile", compiled.error().message);
+    double compile_ms = MillisecondsSince(compile_start);
+    if (auto inputs = PrepareInputs(); !inputs) return Failure("launch", inputs.error().message);
+    std::vector<std::vector<uint8_t>> initial;
+    std::vector<int64_t> sizes;
+    for (const emitters::KernelBuffer& buffer : compiled->buffers) {
+      auto physical = hlo::PhysicalLayout::Create(buffer.shape);
+      if (!physical) return Failure("launch", physical.error().message);
+      sizes.push_back(physical->byte_size());
+      initial.emplace_back();
+      if (!buffer.is_output) {
+        auto bytes = InputBytes(buffer);
+        if (!bytes) return Failure("launch", bytes.error().message);
+        initial.back() = std::move(*bytes);
+      } else if (buffer.aliases >= 0) {
+        initial.back() = initial.at(buffer.aliases);
+      }
+    }
+    Send({{"id", request.value("id", 0)}, {"event", "running"}});
+    if (fault == "crash") std::raise(SIGSEGV);
+    if (fault == "hang") {
+      for (;;) pause();
+    }
+    auto exiting = [&](nlohmann::json answer) {
+      answer["exit"] = true;
+      answer["compile_ms"] = compile_ms;
+      return answer;
+    };
+    auto candidate = CudaCandidate::Load(*compiled, initial, sizes);
+    if (!candidate) return exiting(Failure("launch", candidate.error().message));
+    if (auto ran = (*candidate)->Run(); !ran)
+      return exiting(Failure("launch", ran.error().message));
+    auto intact = (*candidate)->RedZonesIntact();
+    if (!intact) return exiting(Failure("launch", intact.error().message));
+    if (!*intact) return Failure("red_zone", "the kernel wrote outside its buffers");
+    std::vector<hlo::Literal> outputs;
+    for (size_t i = 0; i < compiled->buffers.size(); ++i) {
+      if (!compiled->buffers[i].is_output) continue;
+      auto bytes = (*candidate)->Read(static_cast<int64_t>(i));
+      if (!bytes) return exiting(Failure("launch", bytes.error().message));
+      auto output = hlo::FromPhysicalBuffer(compiled->buffers[i].shape, *bytes);
+      if (!output) return Failure("launch", output.error().message);
+      outputs.push_back(std::move(*output));
+    }
+    nlohmann::json answer = Verify(outputs, request, compile_ms);
+    if (answer["status"] != "ok") return answer;
+    auto times =
+        (*candidate)
+            ->Time(request.value("warmup_ms", 10.0), request.value("budget_ms", 50.0),
+                   request.value("min_reps", int64_t{3}), request.value("max_reps", int64_t{1000}),
+                   request.value("flush_bytes", int64_t{0}));
+    if (!times) return exiting(Failure("launch", times.error().message));
+    intact = (*candidate)->RedZonesIntact();
+    if (!intact || !*intact) return Failure("red_zone", "the kernel wrote outside its buffers");
+    answer["times_us"] = *times;
+    return answer;
+  }
+
+  // Time-budgeted warm-up, then time-budgeted repetitions, each after the last-level cache
+  // was flushed by writing a buffer larger than it. Null when a run broke a red zone.
+  template <typename Run, typename Intact>
+  nlohmann::json Time(const nlohmann::json& request, Run&& run, Intact&& intact) {
+    double warmup_ms = request.value("warmup_ms", 10.0);
+    double budget_ms = request.value("budget_ms", 50.0);
+    int64_t min_reps = request.value("min_reps", int64_t{3});
+    int64_t max_reps = request.value("max_reps", int64_t{1000});
+    int64_t flush_bytes = request.value("flush_bytes", int64_t{0});
+    if (static_cast<int64_t>(flush_.size()) < flush_bytes) flush_.resize(flush_bytes);
+    auto warmup_start = Clock::now();
+    do {
+      run();
+    } while (MillisecondsSince(warmup_start) < warmup_ms);
+    if (!intact()) return nullptr;
+    nlohmann::json times = nlohmann::json::array();
+    auto budget_start = Clock::now();
+    for (int64_t rep = 0; rep < max_reps; ++rep) {
+      if (rep >= min_reps && MillisecondsSince(budget_start) >= budget_ms) break;
+      if (flush_bytes > 0) {
+        ++flush_value_;
+        std::memset(flush_.data(), flush_value_, flush_bytes);
+      }
+      auto start = Clock::now();
+      run();
+      times.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
+    }
+    if (!intact()) return nullptr;
+    return times;
+  }
+
+  const hlo::HloModule& module_;
+  emitters::Target target_;
+  const hlo::HloComputation& fusion_;
+  const emitters::DeviceInfo& device_;
+  analysis::FusionAnalysis analysis_;
+  std::map<std::string,
+           std::pair<std::unique_ptr<hlo::HloModule>, std::unique_ptr<analysis::FusionAnalysis>>>
+      variants_;
+  std::ostream& out_;
+  std::optional<std::vector<hlo::Literal>> arguments_;
+  std::optional<hlo::Literal> evaluated_;
+  std::vector<hlo::Literal> stored_;
+  std::vector<uint8_t> flush_;
+  uint8_t flush_value_ = 0;
+};
+
+}  // namespace
+
+int RunWorker(const hlo::HloModule& module, const emitters::Target& target,
+              const emitters::DeviceInfo& device, std::istream& in, std::ostream& out) {
+  Worker worker(module, target, device, out);
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty()) continue;
+    nlohmann::json request = nlohmann::json::parse(line, nullptr, false);
+    if (!request.is_object()) {
+      out << nlohmann::json{{"status", "launch"}, {"message", "malformed request"}}.dump()
+          << std::endl;
+      continue;
+    }
+    if (!worker.Serve(request)) return 3;
+  }
+  return 0;
+}
+
+}  // namespace tilesmith::tuner
