@@ -27,6 +27,7 @@ TEST(LayoutMenuTest, OwnLayoutFirstThenPermutationsThenTiles) {
 }
 
 TEST(LayoutsTest, FreeOutputsNameRealOutputs) {
+  TS_SKIP_WITHOUT_CORPUS();
   auto module = testing::LoadModule(testing::TransposePath());
   ASSERT_NE(module, nullptr);
   auto outputs = ParseFreeOutputs("out0", *module->fusion());
@@ -39,6 +40,7 @@ TEST(LayoutsTest, FreeOutputsNameRealOutputs) {
 }
 
 TEST(LayoutsTest, AChoiceChangesTheFusionOutputAndOnlyIt) {
+  TS_SKIP_WITHOUT_CORPUS();
   auto module = testing::LoadModule(testing::TransposePath());
   ASSERT_NE(module, nullptr);
   auto changed = WithOutputLayouts(*module, {{"out0", "{0,1,2}"}});
@@ -70,6 +72,7 @@ TEST(LayoutsTest, TheSpaceHoldsEveryConfigUnderEveryLayout) {
 }
 
 TEST(LayoutsTest, ATuneOverLayoutsVerifiesEveryChoice) {
+  TS_SKIP_WITHOUT_CORPUS();
   testing::TempDir dir;
   auto store = db::SqliteStore::Open(dir.path() + "/results.db");
   ASSERT_TRUE(store.has_value());

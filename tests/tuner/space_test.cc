@@ -57,6 +57,7 @@ TEST(DeviceTest, MismatchedOrMissingDescriptionsAreErrorsThatSayWhy) {
 }
 
 TEST(SpaceTest, EveryConfigIsACandidateOrPrunedWithAReasonAndTheDefaultIsIn) {
+  TS_SKIP_WITHOUT_CORPUS();
   for (const std::string& path : {testing::GeluPath(), testing::TransposePath()}) {
     auto module = LoadModule(path);
     ASSERT_NE(module, nullptr);

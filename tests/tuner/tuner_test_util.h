@@ -18,6 +18,12 @@ inline std::string CorpusDir() {
   return dir && *dir ? dir : TILESMITH_DEFAULT_CORPUS_DIR;
 }
 
+/// Skips the current test where the shared corpus is not checked out beside the repo.
+#define TS_SKIP_WITHOUT_CORPUS()                                                   \
+  if (!std::filesystem::exists(::tilesmith::tuner::testing::CorpusDir() + "/xla")) \
+  GTEST_SKIP() << "no corpus at " << ::tilesmith::tuner::testing::CorpusDir()      \
+               << " (set TILESMITH_CORPUS_DIR)"
+
 /// The small fusions the tuner is tested on: GELU f32 (ours), and a transpose, a row
 /// reduction and a column reduction read from the shared XLA corpus in place.
 inline std::string GeluPath() { return TILESMITH_TEST_DATA_DIR "/tuner/gelu_f32.hlo"; }
