@@ -68,20 +68,38 @@ CREATE INDEX measurements_by_key
   ON measurements (fingerprint, device_key, compiler_version, status, median_us);
 CREATE INDEX measurements_by_device ON measurements (device_key, compiler_version);
 
--- The best verified trial per (fingerprint, device, compiler version): lowest median, then
--- fewer registers (unknown last), then config hash; measured_at and uid only make the row
--- unique. default_median_us is the fastest verified trial marked is_default.
+-- The best verified trial per (fingerprint, device, compiler version), by the tuner's rule
+-- (tuner::PickBest) so that `tilesmith tune` and this view name the same winner: trials
+-- within the fastest's noise (half its p20..p80 spread, kept between 1% and 5% of its
+-- median) are ties, and ties go to fewer resources (registers x threads, unknown registers
+-- last; shared bytes; threads per block), then the lower config hash. measured_at and uid
+-- only make the row unique. default_median_us is the fastest verified trial marked
+-- is_default.
 CREATE VIEW best_results AS
-WITH ranked AS (
+WITH verified AS (
   SELECT m.*, c.emitter, c.config_json,
          json_extract(m.compile_stats, '$.registers') AS registers,
-         row_number() OVER (
-           PARTITION BY m.fingerprint, m.device_key, m.compiler_version
-           ORDER BY m.median_us, json_extract(m.compile_stats, '$.registers') IS NULL,
-                    json_extract(m.compile_stats, '$.registers'), m.config_hash,
-                    m.measured_at, m.uid) AS position
+         coalesce(json_extract(m.compile_stats, '$.threads_per_block'), 0) AS threads,
+         coalesce(json_extract(m.compile_stats, '$.shared_bytes'), 0) AS shared_bytes
   FROM measurements AS m JOIN configs AS c USING (fingerprint, config_hash)
   WHERE m.status = 'ok'
+),
+fastest AS (
+  SELECT fingerprint, device_key, compiler_version, median_us AS fastest_us,
+         max(0.01 * median_us, min(0.05 * median_us,
+             (coalesce(p80_us, median_us) - coalesce(p20_us, median_us)) / 2)) AS noise_us,
+         row_number() OVER (
+           PARTITION BY fingerprint, device_key, compiler_version
+           ORDER BY median_us, config_hash, measured_at, uid) AS position
+  FROM verified
+),
+ranked AS (
+  SELECT v.*, row_number() OVER (
+           PARTITION BY v.fingerprint, v.device_key, v.compiler_version
+           ORDER BY v.registers IS NULL, coalesce(v.registers, 0) * max(v.threads, 1),
+                    v.shared_bytes, v.threads, v.config_hash, v.measured_at, v.uid) AS position
+  FROM verified AS v JOIN fastest AS f USING (fingerprint, device_key, compiler_version)
+  WHERE f.position = 1 AND v.median_us <= f.fastest_us + f.noise_us
 )
 SELECT r.fingerprint, k.name AS kernel_name, r.device_key, r.compiler_version, r.emitter,
        r.config_json, r.config_hash, r.median_us, r.p20_us, r.p80_us, r.min_us, r.max_us,

@@ -157,15 +157,17 @@ struct Session {
         ++result.failed;
         continue;
       }
-      int64_t order = space.Find(hash);
+      // Config order is config-hash order (`latest` is sorted by hash), the order the
+      // database's best_results view breaks ties in, so both name the same winner.
+      int64_t order = static_cast<int64_t>(contenders.size());
       const nlohmann::json& stats = trial.compile_stats;
       int64_t threads = Stat(stats, "threads_per_block");
-      contenders.push_back(
-          {order < 0 ? static_cast<int64_t>(space.candidates.size()) : order,
-           trial.timing->median_us,
-           trial.timing->p20_us,
-           trial.timing->p80_us,
-           {Stat(stats, "registers") * threads, Stat(stats, "shared_bytes"), threads}});
+      contenders.push_back({order,
+                            trial.timing->median_us,
+                            trial.timing->p20_us,
+                            trial.timing->p80_us,
+                            {Stat(stats, "registers") * std::max<int64_t>(threads, 1),
+                             Stat(stats, "shared_bytes"), threads}});
       trials.push_back(&trial);
     }
     if (int64_t winner = PickBest(contenders); winner >= 0) result.best = Summary(*trials[winner]);

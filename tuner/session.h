@@ -85,7 +85,7 @@ struct TuneResult {
 
 /// One verified config competing for best.
 struct Contender {
-  int64_t order = 0;  ///< Config order (index in the space).
+  int64_t order = 0;  ///< Config order: config-hash order, as the database's view has it.
   double median_us = 0;
   double p20_us = 0;
   double p80_us = 0;
@@ -95,8 +95,9 @@ struct Contender {
 
 /// The winner's index: among contenders whose median is within the fastest's noise (half its
 /// p20..p80 spread, between 1% and 5% of its median) of the fastest, the one with the
-/// fewest resources, then the earliest in config order — the same timings always give the
-/// same winner. -1 when `contenders` is empty.
+/// fewest resources, then the earliest in config order. The same timings always give the
+/// same winner, and the one the database's best_results view names. -1 when `contenders` is
+/// empty.
 int64_t PickBest(std::span<const Contender> contenders);
 
 /// Tunes the fusion of `module` on `device`, writing every trial to `store`. A CUDA device

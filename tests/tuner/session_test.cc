@@ -72,6 +72,11 @@ TEST_P(CorpusTuneTest, FindsAVerifiedBestNoSlowerThanTheDefault) {
     defaults += trial.is_default;
   }
   EXPECT_EQ(defaults, 1);
+  // The database's best_results view names the same winner as the tune.
+  auto stored =
+      fixture.store->Best({result->fingerprint, result->device_key, result->compiler_version});
+  ASSERT_TRUE(stored.has_value() && stored->has_value());
+  EXPECT_EQ((*stored)->measurement.config_hash, *db::ConfigHash(result->best->config));
 }
 
 INSTANTIATE_TEST_SUITE_P(Corpus, CorpusTuneTest,
