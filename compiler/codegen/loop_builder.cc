@@ -4,14 +4,16 @@ namespace tilesmith::codegen {
 
 Expected<std::vector<llvm::Value*>> EmitCountedLoop(
     llvm::IRBuilderBase& b, llvm::Value* begin, llvm::Value* end, std::vector<llvm::Value*> carried,
-    const std::function<Expected<std::vector<llvm::Value*>>(llvm::Value*, std::vector<llvm::Value*>)>&
-        body,
+    const std::function<Expected<std::vector<llvm::Value*>>(llvm::Value*,
+                                                            std::vector<llvm::Value*>)>& body,
     const char* name) {
   llvm::Function* function = b.GetInsertBlock()->getParent();
   llvm::LLVMContext& context = b.getContext();
   llvm::BasicBlock* preheader = b.GetInsertBlock();
-  llvm::BasicBlock* header = llvm::BasicBlock::Create(context, std::string(name) + ".header", function);
-  llvm::BasicBlock* body_block = llvm::BasicBlock::Create(context, std::string(name) + ".body", function);
+  llvm::BasicBlock* header =
+      llvm::BasicBlock::Create(context, std::string(name) + ".header", function);
+  llvm::BasicBlock* body_block =
+      llvm::BasicBlock::Create(context, std::string(name) + ".body", function);
   llvm::BasicBlock* exit = llvm::BasicBlock::Create(context, std::string(name) + ".exit", function);
   b.CreateBr(header);
 
@@ -64,11 +66,11 @@ Expected<llvm::Value*> EmitIfElse(llvm::IRBuilderBase& b, llvm::Value* condition
   llvm::BasicBlock* after = llvm::BasicBlock::Create(b.getContext(), "if.end", function);
   b.CreateCondBr(condition, then_block, else_block);
   b.SetInsertPoint(then_block);
-  TS_ASSIGN_OR_RETURN(llvm::Value* then_value, then());
+  TS_ASSIGN_OR_RETURN(llvm::Value * then_value, then());
   llvm::BasicBlock* then_end = b.GetInsertBlock();
   b.CreateBr(after);
   b.SetInsertPoint(else_block);
-  TS_ASSIGN_OR_RETURN(llvm::Value* else_value, otherwise());
+  TS_ASSIGN_OR_RETURN(llvm::Value * else_value, otherwise());
   llvm::BasicBlock* else_end = b.GetInsertBlock();
   b.CreateBr(after);
   b.SetInsertPoint(after);

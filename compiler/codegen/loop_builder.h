@@ -17,9 +17,8 @@ namespace tilesmith::codegen {
 Expected<std::vector<llvm::Value*>> EmitCountedLoop(
     llvm::IRBuilderBase& builder, llvm::Value* begin, llvm::Value* end,
     std::vector<llvm::Value*> carried,
-    const std::function<Expected<std::vector<llvm::Value*>>(llvm::Value* i,
-                                                             std::vector<llvm::Value*> carried)>&
-        body,
+    const std::function<Expected<std::vector<llvm::Value*>>(
+        llvm::Value* i, std::vector<llvm::Value*> carried)>& body,
     const char* name = "loop");
 
 /// Emits `if (condition) { then() }` and continues after it.
