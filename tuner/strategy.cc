@@ -36,31 +36,16 @@ std::vector<int64_t> Strategy::Unseen() const {
 
 namespace {
 
-// Every candidate in the emitter's order.
-class ExhaustiveStrategy : public Strategy {
+// Proposes the candidates in one order fixed up front, skipping what was seen: the
+// emitter's order (exhaustive), a seeded permutation drawn once so that resuming with the
+// same seed proposes the same order (random), or fastest predicted first with equal
+// predictions in config order (best-first).
+class FixedOrderStrategy : public Strategy {
  public:
-  ExhaustiveStrategy(const Space& space, int64_t budget) : Strategy(space, budget) {}
-  std::string_view name() const override { return "exhaustive"; }
-
- protected:
-  std::vector<int64_t> Pick(int64_t count) override {
-    std::vector<int64_t> unseen = Unseen();
-    unseen.resize(std::min<size_t>(unseen.size(), count));
-    return unseen;
-  }
-};
-
-// A seeded permutation of the space, drawn once so that resuming a tune with the same seed
-// proposes the same order.
-class RandomStrategy : public Strategy {
- public:
-  RandomStrategy(const Space& space, int64_t budget, uint64_t seed) : Strategy(space, budget) {
-    order_.resize(space.candidates.size());
-    std::iota(order_.begin(), order_.end(), 0);
-    std::mt19937_64 random(seed);
-    std::shuffle(order_.begin(), order_.end(), random);
-  }
-  std::string_view name() const override { return "random"; }
+  FixedOrderStrategy(const Space& space, int64_t budget, std::string_view name,
+                     std::vector<int64_t> order)
+      : Strategy(space, budget), name_(name), order_(std::move(order)) {}
+  std::string_view name() const override { return name_; }
 
  protected:
   std::vector<int64_t> Pick(int64_t count) override {
@@ -73,35 +58,30 @@ class RandomStrategy : public Strategy {
   }
 
  private:
+  std::string_view name_;
   std::vector<int64_t> order_;
 };
 
-// Fastest predicted first; equal predictions in config order.
-class BestFirstStrategy : public Strategy {
- public:
-  BestFirstStrategy(const Space& space, int64_t budget, const Ranking& ranking)
-      : Strategy(space, budget) {
-    std::vector<double> predicted = ranking.PredictUs(space);
-    order_.resize(space.candidates.size());
-    std::iota(order_.begin(), order_.end(), 0);
-    std::stable_sort(order_.begin(), order_.end(),
-                     [&](int64_t a, int64_t b) { return predicted[a] < predicted[b]; });
-  }
-  std::string_view name() const override { return "best-first"; }
+std::vector<int64_t> ConfigOrder(const Space& space) {
+  std::vector<int64_t> order(space.candidates.size());
+  std::iota(order.begin(), order.end(), 0);
+  return order;
+}
 
- protected:
-  std::vector<int64_t> Pick(int64_t count) override {
-    std::vector<int64_t> batch;
-    for (int64_t candidate : order_) {
-      if (static_cast<int64_t>(batch.size()) == count) break;
-      if (!Seen(candidate)) batch.push_back(candidate);
-    }
-    return batch;
-  }
+std::vector<int64_t> SeededOrder(const Space& space, uint64_t seed) {
+  std::vector<int64_t> order = ConfigOrder(space);
+  std::mt19937_64 random(seed);
+  std::shuffle(order.begin(), order.end(), random);
+  return order;
+}
 
- private:
-  std::vector<int64_t> order_;
-};
+std::vector<int64_t> PredictedOrder(const Space& space, const Ranking& ranking) {
+  std::vector<double> predicted = ranking.PredictUs(space);
+  std::vector<int64_t> order = ConfigOrder(space);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t a, int64_t b) { return predicted[a] < predicted[b]; });
+  return order;
+}
 
 // A random first generation, then children of the fastest measured configs: a mutation
 // changes one field to a value another candidate has there, a crossover takes each field
@@ -227,13 +207,18 @@ const std::vector<std::string>& StrategyNames() {
 
 Expected<std::unique_ptr<Strategy>> MakeStrategy(std::string_view name, const Space& space,
                                                  const StrategyOptions& options) {
-  if (name == "exhaustive") return std::make_unique<ExhaustiveStrategy>(space, options.budget);
+  if (name == "exhaustive") {
+    return std::make_unique<FixedOrderStrategy>(space, options.budget, "exhaustive",
+                                                ConfigOrder(space));
+  }
   if (name == "random") {
-    return std::make_unique<RandomStrategy>(space, options.budget, options.seed);
+    return std::make_unique<FixedOrderStrategy>(space, options.budget, "random",
+                                                SeededOrder(space, options.seed));
   }
   if (name == "best-first") {
     if (options.ranking == nullptr) return InvalidArgument("best-first needs a ranking");
-    return std::make_unique<BestFirstStrategy>(space, options.budget, *options.ranking);
+    return std::make_unique<FixedOrderStrategy>(space, options.budget, "best-first",
+                                                PredictedOrder(space, *options.ranking));
   }
   if (name == "evolutionary") {
     return std::make_unique<EvolutionaryStrategy>(space, options.budget, options.seed);
