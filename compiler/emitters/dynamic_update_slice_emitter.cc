@@ -55,19 +55,6 @@ int64_t LoopElements(const FusionAnalysis& analysis, const std::vector<InPlaceUp
   return largest;
 }
 
-// The instructions computing `root`, operands first (what its function prints).
-std::vector<const HloInstruction*> PostOrder(const HloInstruction* root) {
-  std::vector<const HloInstruction*> order;
-  std::unordered_set<const HloInstruction*> seen;
-  std::function<void(const HloInstruction*)> visit = [&](const HloInstruction* instruction) {
-    if (!seen.insert(instruction).second) return;
-    for (const HloInstruction* operand : instruction->operands()) visit(operand);
-    order.push_back(instruction);
-  };
-  visit(root);
-  return order;
-}
-
 int64_t ParameterBuffer(const KernelIR& kernel, const HloInstruction& parameter) {
   for (size_t i = 0; i < kernel.buffers.size(); ++i) {
     const KernelBuffer& buffer = kernel.buffers[i];
@@ -144,7 +131,7 @@ Expected<KernelIR> EmitDynamicUpdateSliceKernel(const FusionAnalysis& analysis,
       };
       LoopStmt loop{ElementLoopMap(shape, update->shape(), starts, results), {}};
       TS_RETURN_IF_ERROR(mapped);
-      kernel.functions.push_back({"update_" + dus->name(), {update}, PostOrder(update)});
+      kernel.functions.push_back({"update_" + dus->name(), {update}, OperandClosure(update)});
       CallStmt call;
       call.function = static_cast<int64_t>(kernel.functions.size()) - 1;
       call.first_value = next_value;

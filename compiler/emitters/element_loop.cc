@@ -1,6 +1,7 @@
 #include "compiler/emitters/element_loop.h"
 
 #include <algorithm>
+#include <unordered_set>
 
 #include "compiler/analysis/layout_indexing.h"
 
@@ -164,6 +165,18 @@ void StoreOutputs(const KernelIR& kernel, const analysis::PartitionedComputation
     store.value = value;
     body.push_back(std::move(store));
   }
+}
+
+std::vector<const hlo::HloInstruction*> OperandClosure(const hlo::HloInstruction* root) {
+  std::vector<const hlo::HloInstruction*> order;
+  std::unordered_set<const hlo::HloInstruction*> seen;
+  std::function<void(const hlo::HloInstruction*)> visit = [&](const hlo::HloInstruction* node) {
+    if (!seen.insert(node).second) return;
+    for (const hlo::HloInstruction* operand : node->operands()) visit(operand);
+    order.push_back(node);
+  };
+  visit(root);
+  return order;
 }
 
 }  // namespace tilesmith::emitters

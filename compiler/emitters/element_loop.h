@@ -32,6 +32,10 @@ std::vector<FusionOutput> FusionOutputs(const analysis::FusionAnalysis& analysis
 /// too large or too serial to gain from unrolling).
 bool MayPreventVectorization(const hlo::HloComputation& fusion);
 
+/// `root` and everything it reads inside the fusion, operands first: the instructions of a
+/// kernel function that computes `root` on its own.
+std::vector<const hlo::HloInstruction*> OperandClosure(const hlo::HloInstruction* root);
+
 /// Delinearises `linear` into the dims of `shape`, most minor physical dim fastest.
 std::vector<analysis::AffineExpr> Delinearize(const analysis::AffineExpr& linear,
                                               const hlo::Shape& shape);

@@ -127,19 +127,6 @@ Expected<std::vector<AffineExpr>> Denormalize(const hlo::Shape& shape,
   return result;
 }
 
-// The post-order closure of `root` inside the fusion: what a function computing it reads.
-std::vector<const HloInstruction*> Closure(const HloInstruction* root) {
-  std::vector<const HloInstruction*> order;
-  std::unordered_set<const HloInstruction*> seen;
-  std::function<void(const HloInstruction*)> visit = [&](const HloInstruction* node) {
-    if (!seen.insert(node).second) return;
-    for (const HloInstruction* operand : node->operands()) visit(operand);
-    order.push_back(node);
-  };
-  visit(root);
-  return order;
-}
-
 bool SameDims(const hlo::Shape& a, const hlo::Shape& b) {
   return std::equal(a.dims().begin(), a.dims().end(), b.dims().begin(), b.dims().end());
 }
@@ -331,7 +318,7 @@ class TransposeKernelBuilder {
   int64_t Call(LoopStmt& loop, const HloInstruction* root, std::vector<AffineExpr> at,
                std::vector<ValueBinding> bindings) {
     auto [it, added] = function_of_.emplace(root, static_cast<int64_t>(kernel_.functions.size()));
-    if (added) kernel_.functions.push_back({root->name(), {root}, Closure(root)});
+    if (added) kernel_.functions.push_back({root->name(), {root}, OperandClosure(root)});
     int64_t value = next_value_++;
     loop.body.push_back(CallStmt{it->second, std::move(at), value, std::move(bindings)});
     return value;
