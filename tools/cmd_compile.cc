@@ -67,8 +67,10 @@ int RunAnalyze(const cli::Args& args) {
                            {"default_config", emitters::DefaultConfig(analysis, device)},
                            {"target", target->ToString()}};
   if (analysis.reduction) {
-    result["reduction"] = {{"row", analysis.reduction->is_row_reduction},
-                           {"dimensions", analysis.reduction->dimensions}};
+    result["reduction"] = {
+        {"row", analysis.reduction->is_row_reduction},
+        {"dimensions", analysis.reduction->dimensions},
+        {"variant", std::string(analysis::ReductionVariantName(analysis.reduction_variant))}};
   }
   if (args.Has("json")) {
     std::cout << result.dump(2) << "\n";

@@ -24,7 +24,8 @@ std::vector<const hlo::Literal*> FlattenOutputs(const hlo::Literal& value) {
 }
 
 OutputComparison CompareOutputs(std::span<const hlo::Literal> actual,
-                                std::span<const hlo::Literal* const> expected) {
+                                std::span<const hlo::Literal* const> expected,
+                                int64_t reassociated_terms) {
   OutputComparison result;
   if (actual.size() != expected.size()) {
     result.matches = false;
@@ -33,7 +34,7 @@ OutputComparison CompareOutputs(std::span<const hlo::Literal> actual,
     return result;
   }
   for (size_t i = 0; i < actual.size(); ++i) {
-    hlo::Comparison comparison = hlo::CompareLiterals(actual[i], *expected[i]);
+    hlo::Comparison comparison = hlo::CompareLiterals(actual[i], *expected[i], reassociated_terms);
     result.largest_error = std::max(result.largest_error, comparison.largest_error);
     result.mismatches += comparison.mismatches;
     if (!comparison.matches && result.matches) {

@@ -22,8 +22,10 @@ struct OutputComparison {
   std::string first_mismatch;  ///< "output 1 element 17: 1.5 vs 1.25", or why counts differ.
 };
 
-/// Compares `actual[i]` with `expected[i]` for every output.
+/// Compares `actual[i]` with `expected[i]` for every output; `reassociated_terms` as in
+/// hlo::CompareLiterals (a reduction kernel's tree order differs from the reference's).
 OutputComparison CompareOutputs(std::span<const hlo::Literal> actual,
-                                std::span<const hlo::Literal* const> expected);
+                                std::span<const hlo::Literal* const> expected,
+                                int64_t reassociated_terms = 1);
 
 }  // namespace tilesmith::tuner

@@ -86,6 +86,34 @@ bool ReductionIsRaceFree(const ReductionDimensions& r) {
   return r.dimensions[1] <= kColumnReductionRaceFreeBound;
 }
 
+// XLA's choice among its reduction emitters (the vector width the multi-row test assumes
+// follows the smallest and largest input/output types, as XLA's does).
+ReductionVariant ChooseReductionVariant(const FusionAnalysis& analysis,
+                                        const ReductionDimensions& dims) {
+  int64_t minor = dims.dimensions[2];
+  if (!dims.is_row_reduction) {
+    return kWarpSize % minor == 0 ? ReductionVariant::kSmallColumn : ReductionVariant::kColumn;
+  }
+  if ((minor & (minor - 1)) != 0) return ReductionVariant::kRow;
+  int64_t smallest =
+      std::max(1, std::min(analysis.smallest_input_bits, analysis.smallest_output_bits));
+  int64_t largest = std::max(analysis.smallest_input_bits, analysis.smallest_output_bits);
+  int64_t vector = std::min<int64_t>(minor, 64 / smallest);
+  if (largest >= 32) vector = std::min<int64_t>(vector, 128 / largest);
+  vector = std::max<int64_t>(vector, 1);
+  // XLA narrows the vector until the rows fill every SM; without a device at hand this
+  // assumes the default GPU target's (H100 SXM's 132).
+  constexpr int64_t kDefaultSmCount = 132;
+  int64_t rows = dims.dimensions[1];
+  auto blocks = [&](int64_t v) {
+    int64_t threads = std::max<int64_t>(1, minor / v);
+    int64_t per_block = rows * threads <= 256 ? rows : std::max<int64_t>(1, 256 / threads);
+    return (rows + per_block - 1) / per_block;
+  };
+  while (vector > 1 && blocks(vector) < kDefaultSmCount) vector /= 2;
+  return minor <= kWarpSize * vector ? ReductionVariant::kMultiRow : ReductionVariant::kRow;
+}
+
 bool IsRealReductionHero(const HloInstruction& root, const HloInstruction& hero) {
   if (!IsReductionFromOrToContiguousDimensions(hero)) return false;
   return &root == &hero || ReductionIsRaceFree(GetReductionDimensions(hero));
@@ -338,6 +366,20 @@ std::string_view EmitterKindName(EmitterKind kind) {
   return "unknown";
 }
 
+std::string_view ReductionVariantName(ReductionVariant variant) {
+  switch (variant) {
+    case ReductionVariant::kRow:
+      return "row";
+    case ReductionVariant::kMultiRow:
+      return "multi-row";
+    case ReductionVariant::kColumn:
+      return "column";
+    case ReductionVariant::kSmallColumn:
+      return "small column";
+  }
+  return "row";
+}
+
 ReductionDimensions GetReductionDimensions(const HloInstruction& reduce) {
   const Shape& input = reduce.operand(0)->shape();
   std::span<const int64_t> reduced = reduce.dimensions();
@@ -477,11 +519,12 @@ FusionAnalysis AnalyzeFusion(const hlo::HloComputation& fusion) {
     }
     if (compatible) {
       analysis.reduction = dims;
-      return choose(EmitterKind::kReduction, std::string(dims.is_row_reduction ? "row" : "column") +
-                                                 " reduction [" +
-                                                 std::to_string(dims.dimensions[0]) + "," +
-                                                 std::to_string(dims.dimensions[1]) + "," +
-                                                 std::to_string(dims.dimensions[2]) + "]");
+      analysis.reduction_variant = ChooseReductionVariant(analysis, dims);
+      return choose(EmitterKind::kReduction,
+                    std::string(ReductionVariantName(analysis.reduction_variant)) + " reduction [" +
+                        std::to_string(dims.dimensions[0]) + "," +
+                        std::to_string(dims.dimensions[1]) + "," +
+                        std::to_string(dims.dimensions[2]) + "]");
     }
   }
 

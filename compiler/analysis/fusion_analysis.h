@@ -35,6 +35,14 @@ struct ReductionDimensions {
   friend bool operator==(const ReductionDimensions&, const ReductionDimensions&) = default;
 };
 
+/// Which of XLA's reduction emitters a reduction fusion gets: multi-row when the reduced
+/// minor dim is a power of two that fits one warp's vectors, small column when the kept minor
+/// dim divides the warp size.
+enum class ReductionVariant { kRow, kMultiRow, kColumn, kSmallColumn };
+
+/// "row", "multi-row", "column", "small column".
+std::string_view ReductionVariantName(ReductionVariant variant);
+
 /// `reduce`'s `[D, H, W]` classification (its operand's layout decides what is contiguous).
 ReductionDimensions GetReductionDimensions(const hlo::HloInstruction& reduce);
 
@@ -71,6 +79,7 @@ struct FusionAnalysis {
   std::string reason;
   std::optional<TransposeDescription> transpose;  // for kTranspose
   std::optional<ReductionDimensions> reduction;   // for kReduction
+  ReductionVariant reduction_variant = ReductionVariant::kRow;
   int smallest_input_bits = 0;
   int smallest_output_bits = 0;
 };

@@ -95,8 +95,8 @@ Expected<ScalarValue> ElementalEmitter::EmitElement(const HloInstruction& instru
 }
 
 void ElementalEmitter::Bind(const HloInstruction& instruction, std::span<const AffineExpr> index,
-                            ScalarValue value) {
-  Key key{&instruction, -1, {}};
+                            ScalarValue value, int64_t tuple_index) {
+  Key key{&instruction, tuple_index, {}};
   for (const AffineExpr& expr : index) key.index.push_back(Simplify(expr));
   memo_.back()[std::move(key)] = value;
 }

@@ -92,7 +92,7 @@ class ElementalEmitter {
   /// exactly that element return it instead of computing it (a value read back from shared
   /// memory).
   void Bind(const hlo::HloInstruction& instruction, std::span<const analysis::AffineExpr> index,
-            ScalarValue value);
+            ScalarValue value, int64_t tuple_index = -1);
 
   /// Applies a computation with scalar parameters (a reducer) to scalar arguments.
   Expected<std::vector<ScalarValue>> CallScalarComputation(const hlo::HloComputation& computation,

@@ -139,6 +139,11 @@ llvm::Value* ConstraintsHold(ElementalEmitter& emitter, const analysis::Indexing
                              std::span<const analysis::AffineExpr> index,
                              std::span<const analysis::AffineExpr> symbols);
 
+/// Packs values into one struct so a branch or loop can carry them as one; Unpack splits it.
+llvm::Value* Pack(llvm::IRBuilderBase& builder, std::span<const ScalarValue> values);
+std::vector<ScalarValue> Unpack(llvm::IRBuilderBase& builder, llvm::Value* packed,
+                                std::span<const hlo::PrimitiveType> types);
+
 /// An integer index operand as an i64, as the evaluator reads one: sign- or
 /// zero-extended, a u64 above INT64_MAX saturating to INT64_MAX.
 llvm::Value* IndexAsInt64(llvm::IRBuilderBase& builder, ScalarValue value);

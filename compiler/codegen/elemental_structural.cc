@@ -65,6 +65,25 @@ llvm::Value* ClampIndex(llvm::IRBuilderBase& b, llvm::Value* value, int64_t lowe
   return b.CreateSelect(b.CreateICmpSGT(value, b.getInt64(upper)), b.getInt64(upper), value);
 }
 
+llvm::Value* Pack(llvm::IRBuilderBase& b, std::span<const ScalarValue> values) {
+  std::vector<llvm::Type*> types;
+  for (const ScalarValue& v : values) types.push_back(v.value->getType());
+  llvm::Value* packed = llvm::UndefValue::get(llvm::StructType::get(b.getContext(), types));
+  for (size_t i = 0; i < values.size(); ++i) {
+    packed = b.CreateInsertValue(packed, values[i].value, {static_cast<unsigned>(i)});
+  }
+  return packed;
+}
+
+std::vector<ScalarValue> Unpack(llvm::IRBuilderBase& b, llvm::Value* packed,
+                                std::span<const hlo::PrimitiveType> types) {
+  std::vector<ScalarValue> values;
+  for (size_t i = 0; i < types.size(); ++i) {
+    values.push_back({b.CreateExtractValue(packed, {static_cast<unsigned>(i)}), types[i]});
+  }
+  return values;
+}
+
 namespace {
 
 using analysis::IndexingMap;
@@ -137,26 +156,6 @@ Expected<ScalarValue> Select(ElementalEmitter& emitter, const HloInstruction& in
                           emitter.builder(), condition, [&] { return scoped(taken); },
                           [&] { return scoped(rest); }));
   return ScalarValue{value, type};
-}
-
-// Packs values into one struct so a branch or loop can carry them as one.
-llvm::Value* Pack(llvm::IRBuilderBase& b, std::span<const ScalarValue> values) {
-  std::vector<llvm::Type*> types;
-  for (const ScalarValue& v : values) types.push_back(v.value->getType());
-  llvm::Value* packed = llvm::UndefValue::get(llvm::StructType::get(b.getContext(), types));
-  for (size_t i = 0; i < values.size(); ++i) {
-    packed = b.CreateInsertValue(packed, values[i].value, {static_cast<unsigned>(i)});
-  }
-  return packed;
-}
-
-std::vector<ScalarValue> Unpack(llvm::IRBuilderBase& b, llvm::Value* packed,
-                                std::span<const PrimitiveType> types) {
-  std::vector<ScalarValue> values;
-  for (size_t i = 0; i < types.size(); ++i) {
-    values.push_back({b.CreateExtractValue(packed, {static_cast<unsigned>(i)}), types[i]});
-  }
-  return values;
 }
 
 // Loops over the range symbols of `map` (the reduced dims, the window, the contracting

@@ -7,6 +7,7 @@
 
 #include "compiler/codegen/elemental_internal.h"
 #include "compiler/codegen/loop_builder.h"
+#include "compiler/codegen/partial_reduce.h"
 
 namespace tilesmith::codegen {
 namespace {
@@ -264,7 +265,7 @@ class BodyEmitter {
     const auto& pending = std::get<PendingLeaf>(it->second);
     for (const auto& [binding, indices] : pending.bindings) {
       TS_ASSIGN_OR_RETURN(ScalarValue bound, Resolve(values, binding->value));
-      elemental_->Bind(*binding->instruction, indices, bound);
+      elemental_->Bind(*binding->instruction, indices, bound, binding->leaf);
     }
     return elemental_->EmitElement(*pending.root, pending.indices, pending.leaf);
   }
@@ -334,6 +335,84 @@ class BodyEmitter {
     return FromStorageBits(builder_, result, input.type);
   }
 
+  // A thread's partial reduction: the accumulators start at the hero's init values (or, with
+  // presence, empty) and fold in every point of the elements map's symbols whose constraints
+  // hold, read from the hero's operands or from shared partials.
+  Expected<std::vector<ScalarValue>> EmitPartialReduce(const emitters::ReduceStmt& reduce,
+                                                       std::span<const AffineExpr> index) {
+    const hlo::HloInstruction& hero = *reduce.hero;
+    int64_t outputs = hero.operand_count() / 2;
+    bool shared_presence = reduce.presence && !reduce.from_shared.empty();
+    TS_ASSIGN_OR_RETURN(std::vector<ScalarValue> initial,
+                        InitValues(*elemental_, hero, reduce.presence, false));
+    std::vector<hlo::PrimitiveType> types;
+    for (const ScalarValue& value : initial) types.push_back(value.type);
+    const analysis::IndexingMap& map = reduce.elements;
+    auto fold = [&](std::span<const AffineExpr> bound,
+                    std::vector<ScalarValue> accumulators) -> Expected<std::vector<ScalarValue>> {
+      std::vector<AffineExpr> at;
+      for (const AffineExpr& result : map.results()) {
+        at.push_back(elemental_->Simplify(result.Substitute(index, bound)));
+      }
+      llvm::Value* inside = nullptr;
+      for (const analysis::Constraint& constraint : map.constraints()) {
+        inside = And(inside, Holds(constraint.expr.Substitute(index, bound), constraint.range));
+      }
+      auto step = [&]() -> Expected<llvm::Value*> {
+        elemental_->PushScope();
+        std::vector<ScalarValue> elements;
+        for (int64_t i = 0; i < outputs + (shared_presence ? 1 : 0); ++i) {
+          Expected<ScalarValue> element =
+              reduce.from_shared.empty() ? elemental_->EmitElement(*hero.operand(i), at)
+                                         : elemental_->Load(shared_[reduce.from_shared[i]], at);
+          if (!element) {
+            elemental_->PopScope();
+            return std::unexpected(element.error());
+          }
+          elements.push_back(*element);
+        }
+        if (reduce.presence && !shared_presence) {
+          elements.push_back({builder_.getTrue(), hlo::PrimitiveType::kPred});
+        }
+        auto next = reduce.presence ? CombinePresent(*elemental_, hero, accumulators, elements)
+                                    : ApplyReducer(*elemental_, hero, accumulators, elements);
+        elemental_->PopScope();
+        if (!next) return std::unexpected(next.error());
+        return Pack(builder_, *next);
+      };
+      if (inside == nullptr) {
+        TS_ASSIGN_OR_RETURN(llvm::Value * packed, step());
+        return Unpack(builder_, packed, types);
+      }
+      TS_ASSIGN_OR_RETURN(llvm::Value * packed,
+                          EmitIfElse(builder_, inside, step, [&]() -> Expected<llvm::Value*> {
+                            return Pack(builder_, accumulators);
+                          }));
+      return Unpack(builder_, packed, types);
+    };
+    return FoldOverSymbols(*elemental_, map, std::move(initial), kMaxUnrolledSymbolRange, fold);
+  }
+
+  Expected<std::vector<ScalarValue>> Combine(const emitters::CombineStmt& combine,
+                                             const Values& values) {
+    std::vector<ScalarValue> lhs;
+    std::vector<ScalarValue> rhs;
+    for (int64_t id : combine.lhs) {
+      TS_ASSIGN_OR_RETURN(ScalarValue value, Resolve(values, id));
+      lhs.push_back(value);
+    }
+    for (int64_t id : combine.rhs) {
+      TS_ASSIGN_OR_RETURN(ScalarValue value, Resolve(values, id));
+      rhs.push_back(value);
+    }
+    if (!combine.presence) return ApplyReducer(*elemental_, *combine.hero, lhs, rhs);
+    // An empty left side is the init, present: it is folded in exactly once.
+    if (lhs.empty()) {
+      TS_ASSIGN_OR_RETURN(lhs, InitValues(*elemental_, *combine.hero, true, true));
+    }
+    return CombinePresent(*elemental_, *combine.hero, lhs, rhs);
+  }
+
   Status EmitStatements(const LoopStmt& loop, std::span<const AffineExpr> index, Segment segment) {
     Values values;
     llvm::Value* thread = segment.host_segments ? LinearThreadId() : nullptr;
@@ -371,6 +450,29 @@ class BodyEmitter {
           SaveToScratch(shuffle->result, moved, thread);
         } else {
           TS_ASSIGN_OR_RETURN(values[shuffle->result], Shuffle(*shuffle, values));
+        }
+      } else if (std::holds_alternative<emitters::ReduceStmt>(stmt) ||
+                 std::holds_alternative<emitters::CombineStmt>(stmt)) {
+        const auto* reduce = std::get_if<emitters::ReduceStmt>(&stmt);
+        const auto* combine = std::get_if<emitters::CombineStmt>(&stmt);
+        int64_t first = reduce ? reduce->first_value : combine->first_value;
+        size_t count = reduce ? static_cast<size_t>(reduce->hero->operand_count() / 2) +
+                                    (reduce->presence ? 1 : 0)
+                              : combine->rhs.size();
+        if (replay) {
+          for (size_t i = 0; i < count; ++i) {
+            int64_t id = first + static_cast<int64_t>(i);
+            values[id] = LoadFromScratch(id, thread);
+          }
+          continue;
+        }
+        Expected<std::vector<ScalarValue>> results =
+            reduce ? EmitPartialReduce(*reduce, index) : Combine(*combine, values);
+        if (!results) return std::unexpected(results.error());
+        for (size_t i = 0; i < results->size(); ++i) {
+          int64_t id = first + static_cast<int64_t>(i);
+          values[id] = (*results)[i];
+          if (segment.host_segments) SaveToScratch(id, (*results)[i], thread);
         }
       } else if (replay) {
         continue;  // writes happened in their own segment

@@ -179,4 +179,30 @@ std::vector<const hlo::HloInstruction*> OperandClosure(const hlo::HloInstruction
   return order;
 }
 
+const HloInstruction* BindingTarget(const HloInstruction* root, const HloInstruction* hero) {
+  std::vector<const HloInstruction*> path;
+  std::unordered_set<const HloInstruction*> dead_ends;
+  std::function<bool(const HloInstruction*)> find = [&](const HloInstruction* node) {
+    if (dead_ends.count(node) > 0) return false;
+    path.push_back(node);
+    if (node == hero) return true;
+    for (const HloInstruction* operand : node->operands()) {
+      if (find(operand)) return true;
+    }
+    path.pop_back();
+    dead_ends.insert(node);
+    return false;
+  };
+  if (!find(root)) return hero;
+  size_t top = path.size() - 1;
+  while (top > 0) {
+    hlo::HloOpcode opcode = path[top - 1]->opcode();
+    bool keeps_values = opcode == hlo::HloOpcode::kBitcast || opcode == hlo::HloOpcode::kReshape ||
+                        opcode == hlo::HloOpcode::kCopy || opcode == hlo::HloOpcode::kTranspose;
+    if (!keeps_values) break;
+    --top;
+  }
+  return path[top];
+}
+
 }  // namespace tilesmith::emitters

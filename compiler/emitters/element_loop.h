@@ -81,4 +81,11 @@ void StoreOutputs(const KernelIR& kernel, const analysis::PartitionedComputation
                   std::span<const analysis::AffineExpr> index, std::vector<BodyStmt>& body,
                   int64_t& next_value);
 
+/// The instruction of the epilogue from `root` down to `hero` that holds the hero's values
+/// unchanged: the top of the run of bitcasts, reshapes, copies and transposes right above the
+/// hero (analysis admits only physically identical ones), or the hero itself. Binding a value
+/// computed for the hero there lets an epilogue of elementwise ops over a bitcast find it.
+const hlo::HloInstruction* BindingTarget(const hlo::HloInstruction* root,
+                                         const hlo::HloInstruction* hero);
+
 }  // namespace tilesmith::emitters

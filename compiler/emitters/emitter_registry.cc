@@ -6,6 +6,7 @@
 #include "compiler/emitters/dynamic_update_slice_emitter.h"
 #include "compiler/emitters/input_slices_emitter.h"
 #include "compiler/emitters/loop_emitter.h"
+#include "compiler/emitters/reduction_emitter.h"
 #include "compiler/emitters/transpose_emitter.h"
 
 namespace tilesmith::emitters {
@@ -21,6 +22,7 @@ const std::vector<std::unique_ptr<Emitter>>& Registry() {
     list->push_back(MakeConcatenateEmitter());
     list->push_back(MakeDynamicUpdateSliceEmitter());
     list->push_back(MakeInputSlicesEmitter());
+    list->push_back(MakeReductionEmitter());
     return list;
   }();
   return *emitters;

@@ -85,6 +85,34 @@ std::string StatementText(const KernelIR& kernel, const BodyStmt& stmt,
     return value(shuffle->result) + " = shfl.bfly " + value(shuffle->value) + ", " +
            std::to_string(shuffle->offset);
   }
+  auto values = [&](int64_t first, size_t count) {
+    std::string text;
+    for (size_t i = 0; i < count; ++i) {
+      text += (i ? ", " : "") + value(first + static_cast<int64_t>(i));
+    }
+    return text;
+  };
+  if (const auto* reduce = std::get_if<ReduceStmt>(&stmt)) {
+    size_t outputs = static_cast<size_t>(reduce->hero->operand_count() / 2) + reduce->presence;
+    std::string text = values(reduce->first_value, outputs) +
+                       (reduce->presence ? " = reduce_present @" : " = reduce @") +
+                       reduce->hero->name() + " over " + reduce->elements.ToString(names);
+    if (!reduce->from_shared.empty()) {
+      text += " from shared";
+      for (int64_t alloc : reduce->from_shared) text += " %" + kernel.shared[alloc].name;
+    }
+    return text;
+  }
+  if (const auto* combine = std::get_if<CombineStmt>(&stmt)) {
+    auto list = [&](const std::vector<int64_t>& ids) {
+      std::string text;
+      for (size_t i = 0; i < ids.size(); ++i) text += (i ? ", " : "") + value(ids[i]);
+      return ids.empty() ? std::string("init") : text;
+    };
+    return values(combine->first_value, combine->rhs.size()) +
+           (combine->presence ? " = combine_present @" : " = combine @") + combine->hero->name() +
+           " (" + list(combine->lhs) + "), (" + list(combine->rhs) + ")";
+  }
   const auto& atomic = std::get<AtomicStmt>(stmt);
   return "atomic_" + std::string(AtomicOpName(atomic.op)) + " %" +
          kernel.buffers[atomic.buffer].name + "[" + IndexList(atomic.indices, names) +

@@ -74,6 +74,7 @@ struct ValueBinding {
   const hlo::HloInstruction* instruction = nullptr;
   std::vector<analysis::AffineExpr> indices;  // affine in the enclosing loop's results
   int64_t value = 0;
+  int64_t leaf = -1;  // the array leaf of a tuple-shaped instruction (a variadic reduce)
 };
 
 /// `%v<first>.. = call @function(indices…) [with …]`: the values of the function's leaves at
@@ -146,8 +147,38 @@ struct AtomicStmt {
   std::vector<Predicate> predicates = {};
 };
 
-using BodyStmt =
-    std::variant<CallStmt, StoreStmt, SharedLoadStmt, SharedStoreStmt, ShuffleStmt, AtomicStmt>;
+/// `%v<first>.. = reduce @hero over map [from shared …]`: this thread's partial result of a
+/// reduce hero, one value per reducer output. The accumulators start at the hero's init
+/// values; every point of `elements`' symbols whose constraints hold folds in the element at
+/// `elements`' results: the hero's operands there, or, when `from_shared` names one shared
+/// allocation per reducer output, the partials stored there by an earlier phase.
+///
+/// With `presence`, the init values are not folded in (a reduce whose init is not a known
+/// identity of its reducer must see it exactly once): the statement yields one more value,
+/// a pred saying whether any element was folded, and the accumulators start at the first
+/// element. `from_shared` then names one more allocation, of the partials' presence.
+struct ReduceStmt {
+  const hlo::HloInstruction* hero = nullptr;  // a kReduce
+  analysis::IndexingMap elements;             // (enclosing loop's results)[symbols] -> index
+  std::vector<int64_t> from_shared = {};
+  int64_t first_value = 0;
+  bool presence = false;
+};
+
+/// `%v<first>.. = combine @hero (%lhs…), (%rhs…)`: the hero's reducer applied to two partial
+/// results (after a shuffle brought the partner lane's). With `presence`, each side and the
+/// result end with their presence pred: a side without elements is skipped, and an empty
+/// `lhs` stands for the hero's init values (present), which folds the init in once.
+struct CombineStmt {
+  const hlo::HloInstruction* hero = nullptr;
+  std::vector<int64_t> lhs;
+  std::vector<int64_t> rhs;
+  int64_t first_value = 0;
+  bool presence = false;
+};
+
+using BodyStmt = std::variant<CallStmt, StoreStmt, SharedLoadStmt, SharedStoreStmt, ShuffleStmt,
+                              AtomicStmt, ReduceStmt, CombineStmt>;
 
 /// Per-thread loop: for this thread's launch ids, every symbol assignment in the map's
 /// domain that satisfies its constraints runs the body once, with the map's results as the

@@ -131,36 +131,6 @@ bool SameDims(const hlo::Shape& a, const hlo::Shape& b) {
   return std::equal(a.dims().begin(), a.dims().end(), b.dims().begin(), b.dims().end());
 }
 
-// The instruction of the epilogue from `root` down to `hero` that holds the hero's values
-// unchanged: the top of the run of bitcasts, reshapes, copies and transposes right above the
-// hero (the analysis admits only physically identical ones), or the hero itself. Binding the
-// tile's value there lets an epilogue of elementwise ops over a bitcast find it.
-const HloInstruction* BindingTarget(const HloInstruction* root, const HloInstruction* hero) {
-  std::vector<const HloInstruction*> path;
-  std::unordered_set<const HloInstruction*> dead_ends;
-  std::function<bool(const HloInstruction*)> find = [&](const HloInstruction* node) {
-    if (dead_ends.count(node) > 0) return false;
-    path.push_back(node);
-    if (node == hero) return true;
-    for (const HloInstruction* operand : node->operands()) {
-      if (find(operand)) return true;
-    }
-    path.pop_back();
-    dead_ends.insert(node);
-    return false;
-  };
-  if (!find(root)) return hero;
-  size_t top = path.size() - 1;
-  while (top > 0) {
-    hlo::HloOpcode opcode = path[top - 1]->opcode();
-    bool keeps_values = opcode == hlo::HloOpcode::kBitcast || opcode == hlo::HloOpcode::kReshape ||
-                        opcode == hlo::HloOpcode::kCopy || opcode == hlo::HloOpcode::kTranspose;
-    if (!keeps_values) break;
-    --top;
-  }
-  return path[top];
-}
-
 // Builds the kernel: functions by root, value ids, and the two phases' loops.
 class TransposeKernelBuilder {
  public:

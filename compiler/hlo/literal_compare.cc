@@ -1,14 +1,33 @@
 #include "compiler/hlo/literal_compare.h"
 
+#include <algorithm>
 #include <cmath>
+#include <complex>
 
 #include "compiler/hlo/float_types.h"
 
 namespace tilesmith::hlo {
 namespace {
 
+// The tolerance for an array of `type` whose elements may be reduced in another order.
+Tolerance ReassociatedTolerance(const Literal& expected, PrimitiveType type, int64_t terms) {
+  Tolerance tolerance = DefaultTolerance(type);
+  if (terms <= 1 || (!IsFloatingPoint(type) && !IsComplex(type))) return tolerance;
+  double depth = std::max(1.0, std::log2(static_cast<double>(terms)));
+  double largest = 0;
+  for (int64_t i = 0; i < expected.element_count(); ++i) {
+    std::complex<double> value = expected.GetComplex(i);
+    for (double part : {value.real(), value.imag()}) {
+      if (std::isfinite(part)) largest = std::max(largest, std::fabs(part));
+    }
+  }
+  tolerance.relative *= depth;
+  tolerance.absolute = std::max(tolerance.absolute, tolerance.relative * largest);
+  return tolerance;
+}
+
 void Compare(const Literal& actual, const Literal& expected, const std::string& where,
-             Comparison& result) {
+             int64_t terms, Comparison& result) {
   auto fail = [&](std::string message) {
     result.matches = false;
     ++result.mismatches;
@@ -22,12 +41,12 @@ void Compare(const Literal& actual, const Literal& expected, const std::string& 
   if (actual.shape().IsTuple()) {
     for (size_t i = 0; i < actual.tuple_elements().size(); ++i) {
       Compare(actual.tuple_elements()[i], expected.tuple_elements()[i],
-              where + "element " + std::to_string(i) + " ", result);
+              where + "element " + std::to_string(i) + " ", terms, result);
     }
     return;
   }
   PrimitiveType type = actual.element_type();
-  Tolerance tolerance = DefaultTolerance(type);
+  Tolerance tolerance = ReassociatedTolerance(expected, type, terms);
   for (int64_t i = 0; i < actual.element_count(); ++i) {
     if (!IsFloatingPoint(type) && !IsComplex(type)) {
       if (actual.GetInt(i) != expected.GetInt(i)) {
@@ -80,9 +99,10 @@ Tolerance DefaultTolerance(PrimitiveType type) {
   }
 }
 
-Comparison CompareLiterals(const Literal& actual, const Literal& expected) {
+Comparison CompareLiterals(const Literal& actual, const Literal& expected,
+                           int64_t reassociated_terms) {
   Comparison result;
-  Compare(actual, expected, "", result);
+  Compare(actual, expected, "", reassociated_terms, result);
   return result;
 }
 

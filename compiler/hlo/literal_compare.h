@@ -28,6 +28,11 @@ struct Comparison {
 };
 
 /// Compares every element (tuples element by element); shapes must agree ignoring layout.
-Comparison CompareLiterals(const Literal& actual, const Literal& expected);
+/// `reassociated_terms` > 1 says each element may be a sum (or other reduction) of that many
+/// terms taken in a different order than the reference's (a parallel reduction tree): float
+/// tolerances then grow with the tree's depth, log2(terms), and the absolute tolerance with
+/// the largest expected magnitude, since cancellation leaves results smaller than their terms.
+Comparison CompareLiterals(const Literal& actual, const Literal& expected,
+                           int64_t reassociated_terms = 1);
 
 }  // namespace tilesmith::hlo

@@ -13,7 +13,8 @@ std::vector<std::string> EmitterFolderFiles() {
   std::vector<std::string> files;
   for (const std::string& file : testing::XlaCorpusFiles()) {
     for (const char* folder :
-         {"/concatenate/", "/input_slices/", "/dynamic_update_slice/", "/scatter/"}) {
+         {"/concatenate/", "/input_slices/", "/dynamic_update_slice/", "/scatter/", "/reduce_row/",
+          "/reduce_multirow/", "/reduce_column/", "/reduce_column_small/"}) {
       if (file.find(folder) != std::string::npos) files.push_back(file);
     }
   }

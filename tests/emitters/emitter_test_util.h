@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <span>
@@ -14,6 +15,7 @@
 #include "compiler/analysis/fusion_analysis.h"
 #include "compiler/codegen/host_backend.h"
 #include "compiler/emitters/emitter_registry.h"
+#include "compiler/emitters/reduction_emitter.h"
 #include "compiler/hlo/evaluator.h"
 #include "compiler/hlo/literal_compare.h"
 #include "compiler/hlo/parser.h"
@@ -53,14 +55,19 @@ inline std::string HostMismatch(const hlo::HloComputation& fusion, const nlohman
   auto expected = hlo::Evaluate(fusion, args);
   if (!expected) return "evaluate: " + expected.error().message;
   std::vector<const hlo::Literal*> leaves;
-  if (expected->shape().IsTuple()) {
-    for (const hlo::Literal& element : expected->tuple_elements()) leaves.push_back(&element);
-  } else {
-    leaves.push_back(&*expected);
-  }
+  std::function<void(const hlo::Literal&)> flatten = [&](const hlo::Literal& value) {
+    if (!value.shape().IsTuple()) {
+      leaves.push_back(&value);
+      return;
+    }
+    for (const hlo::Literal& element : value.tuple_elements()) flatten(element);
+  };
+  flatten(*expected);
   if (leaves.size() != outputs->size()) return "output count differs";
+  // A reduction kernel sums in a tree, the evaluator in order.
+  int64_t terms = (*compiled)->kernel().emitter == "reduction" ? ReassociatedTerms(analysis) : 1;
   for (size_t i = 0; i < leaves.size(); ++i) {
-    hlo::Comparison comparison = hlo::CompareLiterals((*outputs)[i], *leaves[i]);
+    hlo::Comparison comparison = hlo::CompareLiterals((*outputs)[i], *leaves[i], terms);
     if (!comparison.matches) {
       return "output " + std::to_string(i) + " config " + config.dump() + ": " +
              comparison.first_mismatch;

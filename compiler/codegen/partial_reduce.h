@@ -1,0 +1,46 @@
+// The pieces of a reduction kernel's code that do not depend on where elements come from:
+// applying a reduce hero's reducer to two partials (optionally with presence flags, for
+// inits that must be folded in once), and folding over the symbols of an indexing map with
+// the accumulators carried through unrolled code or loops.
+#pragma once
+
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "compiler/analysis/indexing_map.h"
+#include "compiler/codegen/elemental.h"
+#include "compiler/hlo/hlo_instruction.h"
+#include "support/status.h"
+
+namespace tilesmith::codegen {
+
+/// `hero`'s reducer applied to two partials, `lhs` as the accumulator.
+Expected<std::vector<ScalarValue>> ApplyReducer(ElementalEmitter& emitter,
+                                                const hlo::HloInstruction& hero,
+                                                std::span<const ScalarValue> lhs,
+                                                std::span<const ScalarValue> rhs);
+
+/// Two partials that each end with a presence pred: the reducer where both have elements,
+/// else the side that has (or an empty result); the result ends with their presence.
+Expected<std::vector<ScalarValue>> CombinePresent(ElementalEmitter& emitter,
+                                                  const hlo::HloInstruction& hero,
+                                                  std::span<const ScalarValue> lhs,
+                                                  std::span<const ScalarValue> rhs);
+
+/// `hero`'s init values (and, with `presence`, a pred saying whether they count).
+Expected<std::vector<ScalarValue>> InitValues(ElementalEmitter& emitter,
+                                              const hlo::HloInstruction& hero, bool presence,
+                                              bool present);
+
+/// Folds `step` over every point of `map`'s symbols, the accumulators starting at `initial`:
+/// symbol ranges of at most `max_unrolled` values are unrolled (constant symbols), larger ones
+/// become counted loops carrying the accumulators.
+using FoldStep = std::function<Expected<std::vector<ScalarValue>>(
+    std::span<const analysis::AffineExpr> symbols, std::vector<ScalarValue> accumulators)>;
+Expected<std::vector<ScalarValue>> FoldOverSymbols(ElementalEmitter& emitter,
+                                                   const analysis::IndexingMap& map,
+                                                   std::vector<ScalarValue> initial,
+                                                   int64_t max_unrolled, const FoldStep& step);
+
+}  // namespace tilesmith::codegen

@@ -1,0 +1,542 @@
+#include "compiler/emitters/reduction_emitter.h"
+
+#include <algorithm>
+#include <limits>
+#include <unordered_map>
+
+#include "compiler/emitters/element_loop.h"
+#include "compiler/emitters/reduction_internal.h"
+
+namespace tilesmith::emitters {
+namespace {
+
+using analysis::AffineExpr;
+using analysis::FusionAnalysis;
+using analysis::Interval;
+using analysis::ReductionVariant;
+using hlo::HloInstruction;
+using reduction_internal::BlockCount;
+using reduction_internal::IsPowerOfTwo;
+using reduction_internal::kWarp;
+using reduction_internal::NeedsPresence;
+using reduction_internal::Outputs;
+using reduction_internal::PartialsDims;
+using reduction_internal::PowerOfTwoAtLeast;
+using reduction_internal::ReductionHeroes;
+using reduction_internal::SharedBytes;
+
+// The logical index of an element of `shape` from its `[D, H, W]` coordinates: the three are
+// consecutive runs of `shape`'s non-trivial dims in physical (major to minor) order, each
+// run row-major within itself.
+Expected<std::vector<AffineExpr>> InputIndex(const hlo::Shape& shape,
+                                             const std::array<int64_t, 3>& sizes,
+                                             const std::array<AffineExpr, 3>& coordinates) {
+  if (!shape.layout().tiles.empty()) {
+    return Unimplemented("the reduction emitter reads untiled layouts; " +
+                         hlo::ShapeToString(shape) + " is tiled");
+  }
+  std::vector<int64_t> physical;
+  const std::vector<int64_t>& minor_to_major = shape.layout().minor_to_major;
+  for (auto it = minor_to_major.rbegin(); it != minor_to_major.rend(); ++it) {
+    if (shape.dim(*it) != 1) physical.push_back(*it);
+  }
+  std::vector<AffineExpr> index(shape.rank(), AffineExpr::Constant(0));
+  size_t next = 0;
+  for (size_t part = 0; part < 3; ++part) {
+    std::vector<int64_t> run;
+    int64_t product = 1;
+    while (product < sizes[part] && next < physical.size()) {
+      run.push_back(physical[next]);
+      product *= shape.dim(physical[next++]);
+    }
+    if (product != sizes[part]) {
+      return MakeError(ErrorCode::kInternal,
+                       hlo::ShapeToString(shape) + " does not match the reduction's [D, H, W]");
+    }
+    int64_t stride = 1;
+    for (size_t i = run.size(); i-- > 0;) {
+      AffineExpr scaled = stride == 1 ? coordinates[part] : coordinates[part].FloorDiv(stride);
+      index[run[i]] = i == 0 ? scaled : scaled.Mod(shape.dim(run[i]));
+      stride *= shape.dim(run[i]);
+    }
+  }
+  return index;
+}
+
+// The hero's output index for the kept coordinates: its kept input dims in logical order.
+Expected<std::vector<AffineExpr>> OutputIndex(const HloInstruction* hero,
+                                              const std::array<int64_t, 3>& sizes,
+                                              const std::array<AffineExpr, 3>& coordinates) {
+  TS_ASSIGN_OR_RETURN(std::vector<AffineExpr> input,
+                      InputIndex(hero->operand(0)->shape(), sizes, coordinates));
+  std::vector<AffineExpr> output;
+  std::span<const int64_t> reduced = hero->dimensions();
+  for (int64_t d = 0; d < static_cast<int64_t>(input.size()); ++d) {
+    if (std::find(reduced.begin(), reduced.end(), d) == reduced.end()) output.push_back(input[d]);
+  }
+  return output;
+}
+
+// The launch dims every loop map of the kernel has.
+std::vector<Interval> LaunchDims(const ReductionConfig& config, int64_t blocks) {
+  return {Interval::ForSize(config.threads()), Interval::Point(0), Interval::Point(0),
+          Interval::ForSize(blocks),           Interval::Point(0), Interval::Point(0)};
+}
+
+// Builds the kernel: functions by root, value ids, the phases' loops.
+class ReductionKernelBuilder {
+ public:
+  ReductionKernelBuilder(const FusionAnalysis& analysis, const ReductionConfig& config,
+                         KernelIR& kernel)
+      : analysis_(analysis),
+        config_(config),
+        sizes_(analysis.reduction->dimensions),
+        row_(analysis.reduction->is_row_reduction),
+        kernel_(kernel) {}
+
+  Status Build() {
+    heroes_ = ReductionHeroes(analysis_);
+    presence_ = NeedsPresence(analysis_);
+    blocks_ = BlockCount(analysis_, config_);
+    kernel_.launch.threads = {config_.threads(), 1, 1};
+    kernel_.launch.blocks = {blocks_, 1, 1};
+    std::vector<int64_t> partials = PartialsDims(analysis_, config_);
+    for (const HloInstruction* hero : heroes_) {
+      std::vector<int64_t> allocs;
+      for (int64_t i = 0; i < Width(hero) && !partials.empty(); ++i) {
+        allocs.push_back(static_cast<int64_t>(kernel_.shared.size()));
+        hlo::PrimitiveType type = i < Outputs(hero) ? hero->operand(i)->shape().element_type()
+                                                    : hlo::PrimitiveType::kPred;
+        kernel_.shared.push_back(
+            {"partials" + std::to_string(kernel_.shared.size()), type, partials});
+      }
+      shared_of_.push_back(allocs);
+    }
+    Phase first;
+    Phase second;
+    if (row_) {
+      TS_RETURN_IF_ERROR(BuildRow(first, second));
+    } else {
+      TS_RETURN_IF_ERROR(BuildColumn(first, second));
+    }
+    TS_RETURN_IF_ERROR(AddSideOutputs(first));
+    kernel_.phases.push_back(std::move(first));
+    if (!second.loops.empty()) kernel_.phases.push_back(std::move(second));
+    return OkStatus();
+  }
+
+ private:
+  // Row: loop results (h, tx, lane, warp in row, row in block).
+  Status BuildRow(Phase& first, Phase& second) {
+    const ReductionConfig& c = config_;
+    AffineExpr thread = AffineExpr::Dim(kThreadIdX);
+    AffineExpr block = AffineExpr::Dim(kBlockIdX);
+    AffineExpr row_in_block = thread.FloorDiv(c.threads_x);
+    AffineExpr tx = thread.Mod(c.threads_x);
+    std::vector<AffineExpr> results = {block * c.threads_y + row_in_block, tx, thread.Mod(kWarp),
+                                       tx.FloorDiv(kWarp), row_in_block};
+    LoopStmt loop = Loop(std::move(results), {});
+    AffineExpr h = AffineExpr::Dim(0);
+    int64_t unroll = c.elements_per_thread / c.vector;
+    int64_t steps = CeilDiv(sizes_[2], c.threads_x * c.elements_per_thread);
+    // Symbols: d, step, unrolled vector, lane of the vector.
+    AffineExpr w = ((AffineExpr::Symbol(1) * unroll + AffineExpr::Symbol(2)) * c.threads_x +
+                    AffineExpr::Dim(1)) *
+                       c.vector +
+                   AffineExpr::Symbol(3);
+    std::vector<Interval> symbols = {Interval::ForSize(sizes_[0]), Interval::ForSize(steps),
+                                     Interval::ForSize(unroll), Interval::ForSize(c.vector)};
+    std::vector<analysis::Constraint> bounds = {{h, Interval::ForSize(sizes_[1])},
+                                                {w, Interval::ForSize(sizes_[2])}};
+    std::vector<std::vector<int64_t>> values;
+    for (const HloInstruction* hero : heroes_) {
+      TS_ASSIGN_OR_RETURN(
+          int64_t first_value,
+          AddPartialReduce(loop, hero, symbols, {AffineExpr::Symbol(0), h, w}, bounds));
+      values.push_back(Shuffled(loop, hero, first_value, std::min(kWarp, c.threads_x)));
+    }
+    if (c.threads_x <= kWarp) {
+      // One warp (or part of one) per row: its first lane writes.
+      std::vector<analysis::Constraint> writer = {{AffineExpr::Dim(1), Interval::Point(0)},
+                                                  {h, Interval::ForSize(sizes_[1])}};
+      TS_RETURN_IF_ERROR(WriteOutputs(
+          loop, values, {AffineExpr::Constant(0), h, AffineExpr::Constant(0)}, writer));
+      first.loops.push_back(std::move(loop));
+      return OkStatus();
+    }
+    for (size_t k = 0; k < heroes_.size(); ++k) {
+      for (size_t i = 0; i < values[k].size(); ++i) {
+        loop.body.push_back(SharedStoreStmt{shared_of_[k][i],
+                                            {AffineExpr::Dim(4), AffineExpr::Dim(3)},
+                                            values[k][i],
+                                            {{AffineExpr::Dim(2), Interval::Point(0)}}});
+      }
+    }
+    first.loops.push_back(std::move(loop));
+    int64_t warps = c.threads_x / kWarp;
+    return SharedPass(
+        second, /*slots=*/c.threads_y, /*partials=*/warps,
+        [](AffineExpr slot, AffineExpr k) {
+          return std::vector{slot, k};
+        },
+        [&](AffineExpr slot, AffineExpr block_id) {
+          return std::array<AffineExpr, 3>{AffineExpr::Constant(0), block_id * c.threads_y + slot,
+                                           AffineExpr::Constant(0)};
+        });
+  }
+
+  // Column: loop results (d, tx, ty, first column of the thread).
+  Status BuildColumn(Phase& first, Phase& second) {
+    const ReductionConfig& c = config_;
+    int64_t columns = c.threads_x * c.vector;
+    int64_t column_blocks = CeilDiv(sizes_[2], columns);
+    AffineExpr thread = AffineExpr::Dim(kThreadIdX);
+    AffineExpr block = AffineExpr::Dim(kBlockIdX);
+    AffineExpr tx = thread.Mod(c.threads_x);
+    std::vector<AffineExpr> results = {block.FloorDiv(column_blocks), tx,
+                                       thread.FloorDiv(c.threads_x),
+                                       (block.Mod(column_blocks) * c.threads_x + tx) * c.vector};
+    LoopStmt loop = Loop(std::move(results), {});
+    int64_t unroll = c.elements_per_thread;
+    int64_t steps = CeilDiv(sizes_[1], c.threads_y * unroll);
+    AffineExpr h =
+        (AffineExpr::Symbol(0) * unroll + AffineExpr::Symbol(1)) * c.threads_y + AffineExpr::Dim(2);
+    std::vector<Interval> symbols = {Interval::ForSize(steps), Interval::ForSize(unroll)};
+    for (size_t k = 0; k < heroes_.size(); ++k) {
+      for (int64_t v = 0; v < c.vector; ++v) {
+        AffineExpr w = AffineExpr::Dim(3) + v;
+        std::vector<analysis::Constraint> bounds = {{h, Interval::ForSize(sizes_[1])},
+                                                    {w, Interval::ForSize(sizes_[2])}};
+        TS_ASSIGN_OR_RETURN(
+            int64_t first_value,
+            AddPartialReduce(loop, heroes_[k], symbols, {AffineExpr::Dim(0), h, w}, bounds));
+        for (int64_t i = 0; i < Width(heroes_[k]); ++i) {
+          loop.body.push_back(
+              SharedStoreStmt{shared_of_[k][i],
+                              {AffineExpr::Dim(2), AffineExpr::Dim(1) * c.vector + v},
+                              first_value + i});
+        }
+      }
+    }
+    first.loops.push_back(std::move(loop));
+    return SharedPass(
+        second, /*slots=*/columns, /*partials=*/c.threads_y,
+        [](AffineExpr slot, AffineExpr k) {
+          return std::vector{k, slot};
+        },
+        [&](AffineExpr slot, AffineExpr block_id) {
+          return std::array<AffineExpr, 3>{block_id.FloorDiv(column_blocks),
+                                           AffineExpr::Constant(0),
+                                           block_id.Mod(column_blocks) * columns + slot};
+        });
+  }
+
+  // Phase 2: `slots` outputs per block, each with `partials` values in shared memory
+  // (`at(slot, k)`; `kept(slot, block)` gives the output's coordinates). A group of G lanes (a
+  // power of two up to a warp) reduces each slot: lane g folds partials g, g + G, …, then the group
+  // shuffles and its first lane writes the output at `kept(slot)`. Every thread runs the shuffles,
+  // so warps stay whole.
+  Status SharedPass(Phase& phase, int64_t slots, int64_t partials,
+                    const std::function<std::vector<AffineExpr>(AffineExpr, AffineExpr)>& at,
+                    const std::function<std::array<AffineExpr, 3>(AffineExpr, AffineExpr)>& kept) {
+    int64_t group = std::min(kWarp, PowerOfTwoAtLeast(partials));
+    int64_t per_pass = config_.threads() / group;
+    int64_t passes = CeilDiv(slots, per_pass);
+    AffineExpr thread = AffineExpr::Dim(kThreadIdX);
+    // Results: (slot, lane in group, block); the pass is symbol 0.
+    LoopStmt loop = Loop({thread.FloorDiv(group) + AffineExpr::Symbol(0) * per_pass,
+                          thread.Mod(group), AffineExpr::Dim(kBlockIdX)},
+                         {Interval::ForSize(passes)});
+    AffineExpr slot = AffineExpr::Dim(0);
+    AffineExpr k = AffineExpr::Dim(1) + AffineExpr::Symbol(0) * group;
+    std::vector<analysis::Constraint> bounds = {{slot, Interval::ForSize(slots)},
+                                                {k, Interval::ForSize(partials)}};
+    std::vector<std::vector<int64_t>> values;
+    for (size_t h = 0; h < heroes_.size(); ++h) {
+      int64_t first_value = next_value_;
+      next_value_ += Width(heroes_[h]);
+      analysis::IndexingMap elements(ResultDims(), {{Interval::ForSize(CeilDiv(partials, group))}},
+                                     at(slot, k), bounds);
+      loop.body.push_back(
+          ReduceStmt{heroes_[h], std::move(elements), shared_of_[h], first_value, presence_});
+      values.push_back(Shuffled(loop, heroes_[h], first_value, group));
+    }
+    std::vector<analysis::Constraint> writer = {{AffineExpr::Dim(1), Interval::Point(0)},
+                                                {slot, Interval::ForSize(slots)}};
+    std::array<AffineExpr, 3> coordinates = kept(slot, AffineExpr::Dim(2));
+    // The kept coordinates must lie inside the reduction's kept dims.
+    if (row_) {
+      writer.push_back({coordinates[1], Interval::ForSize(sizes_[1])});
+    } else {
+      writer.push_back({coordinates[2], Interval::ForSize(sizes_[2])});
+    }
+    TS_RETURN_IF_ERROR(WriteOutputs(loop, values, coordinates, writer));
+    phase.loops.push_back(std::move(loop));
+    return OkStatus();
+  }
+
+  // The per-thread loop over the launch ids with `results` and `symbols`; no domain
+  // constraints, so every thread of every warp runs its shuffles.
+  LoopStmt Loop(std::vector<AffineExpr> results, std::vector<Interval> symbols) {
+    std::vector<analysis::SymbolVar> vars;
+    for (Interval range : symbols) vars.push_back({range});
+    analysis::IndexingMap map(LaunchDims(config_, blocks_), vars, std::move(results), {});
+    map.Simplify();
+    result_count_ = map.result_count();
+    return LoopStmt{std::move(map), {}};
+  }
+
+  // Dims of an elements map: one per result of the enclosing loop (their ranges come from
+  // the loop when the code is generated).
+  std::vector<Interval> ResultDims() const {
+    return std::vector<Interval>(static_cast<size_t>(result_count_),
+                                 Interval::ForSize(int64_t{1} << 40));
+  }
+
+  // `%v.. = reduce @hero` over the hero's operands at `[D, H, W]` coordinates.
+  Expected<int64_t> AddPartialReduce(LoopStmt& loop, const HloInstruction* hero,
+                                     const std::vector<Interval>& symbols,
+                                     const std::array<AffineExpr, 3>& coordinates,
+                                     std::vector<analysis::Constraint> bounds) {
+    TS_ASSIGN_OR_RETURN(std::vector<AffineExpr> index,
+                        InputIndex(hero->operand(0)->shape(), sizes_, coordinates));
+    std::vector<analysis::SymbolVar> vars;
+    for (Interval range : symbols) vars.push_back({range});
+    analysis::IndexingMap elements(ResultDims(), vars, index, std::move(bounds));
+    int64_t first_value = next_value_;
+    next_value_ += Width(hero);
+    loop.body.push_back(ReduceStmt{hero, std::move(elements), {}, first_value, presence_});
+    return first_value;
+  }
+
+  // A butterfly over `lanes` lanes (offsets lanes/2 … 1): every lane ends with the group's
+  // result. Returns the final values' ids.
+  std::vector<int64_t> Shuffled(LoopStmt& loop, const HloInstruction* hero, int64_t first_value,
+                                int64_t lanes) {
+    std::vector<int64_t> current;
+    for (int64_t i = 0; i < Width(hero); ++i) current.push_back(first_value + i);
+    for (int64_t offset = lanes / 2; offset >= 1; offset /= 2) {
+      std::vector<int64_t> partner;
+      for (int64_t value : current) {
+        partner.push_back(next_value_);
+        loop.body.push_back(ShuffleStmt{value, offset, next_value_++});
+      }
+      int64_t combined = next_value_;
+      next_value_ += Width(hero);
+      loop.body.push_back(CombineStmt{hero, current, partner, combined, presence_});
+      for (size_t i = 0; i < current.size(); ++i) current[i] = combined + static_cast<int64_t>(i);
+    }
+    return current;
+  }
+
+  // Stores every reduction output at the kept coordinates where `writer` holds: the hero's
+  // value itself, or its epilogue computed with the hero bound to the reduced value.
+  Status WriteOutputs(LoopStmt& loop, const std::vector<std::vector<int64_t>>& values,
+                      const std::array<AffineExpr, 3>& coordinates,
+                      const std::vector<analysis::Constraint>& writer) {
+    std::vector<FusionOutput> outputs = FusionOutputs(analysis_);
+    for (size_t o = 0; o < outputs.size(); ++o) {
+      const FusionOutput& output = outputs[o];
+      const HloInstruction* hero = HeroOf(output.root);
+      auto found = std::find(heroes_.begin(), heroes_.end(), hero);
+      if (found == heroes_.end()) continue;  // a side output
+      std::vector<int64_t> reduced = values[found - heroes_.begin()];
+      if (presence_) {
+        // The init, folded in once; the output has no presence.
+        int64_t finished = next_value_;
+        next_value_ += Width(hero);
+        loop.body.push_back(CombineStmt{hero, {}, reduced, finished, true});
+        reduced.clear();
+        for (int64_t i = 0; i < Outputs(hero); ++i) reduced.push_back(finished + i);
+      }
+      int64_t buffer = kernel_.OutputBuffer(static_cast<int64_t>(o));
+      TS_ASSIGN_OR_RETURN(std::vector<AffineExpr> hero_at, OutputIndex(hero, sizes_, coordinates));
+      if (output.root == hero) {
+        int64_t leaf = std::max<int64_t>(output.leaf, 0);
+        loop.body.push_back(StoreStmt{buffer, hero_at, reduced[leaf], writer});
+        continue;
+      }
+      if (output.leaf >= 0) {
+        return Unimplemented("output '" + output.root->name() +
+                             "' is a tuple leaf of an epilogue; the reduction emitter writes "
+                             "array epilogues");
+      }
+      const hlo::Shape& hero_shape = *ArrayLeaves(hero->shape()).front();
+      std::vector<ValueBinding> bindings;
+      const HloInstruction* target = Outputs(hero) == 1 ? BindingTarget(output.root, hero) : hero;
+      TS_ASSIGN_OR_RETURN(
+          std::vector<AffineExpr> target_at,
+          ReinterpretIndex(hero_shape, *ArrayLeaves(target->shape()).front(), hero_at));
+      for (size_t i = 0; i < reduced.size(); ++i) {
+        int64_t leaf = hero->shape().IsTuple() ? static_cast<int64_t>(i) : -1;
+        bindings.push_back(ValueBinding{target, target_at, reduced[i], leaf});
+      }
+      TS_ASSIGN_OR_RETURN(std::vector<AffineExpr> root_at,
+                          ReinterpretIndex(hero_shape, *output.shape, hero_at));
+      int64_t value = Call(loop, output.root, root_at, std::move(bindings));
+      loop.body.push_back(StoreStmt{buffer, root_at, value, writer});
+    }
+    return OkStatus();
+  }
+
+  // Roots that are not reductions: a grid-stride loop over their own elements.
+  Status AddSideOutputs(Phase& phase) {
+    std::vector<FusionOutput> outputs = FusionOutputs(analysis_);
+    for (size_t o = 0; o < outputs.size(); ++o) {
+      const FusionOutput& output = outputs[o];
+      const HloInstruction* hero = HeroOf(output.root);
+      if (std::find(heroes_.begin(), heroes_.end(), hero) != heroes_.end()) continue;
+      if (output.leaf >= 0) {
+        return Unimplemented("side output '" + output.root->name() +
+                             "' is a tuple leaf; the reduction emitter writes array roots");
+      }
+      ElementLoopShape shape;
+      shape.threads = config_.threads();
+      shape.blocks_x = blocks_;
+      shape.chunks = CeilDiv(output.shape->ElementCount(), config_.threads() * blocks_);
+      analysis::IndexingMap map =
+          ElementLoopMap(shape, *output.shape, {}, [](std::span<const AffineExpr> index) {
+            return std::vector<AffineExpr>(index.begin(), index.end());
+          });
+      LoopStmt loop{std::move(map), {}};
+      std::vector<AffineExpr> at;
+      for (int64_t i = 0; i < output.shape->rank(); ++i) at.push_back(AffineExpr::Dim(i));
+      int64_t value = Call(loop, output.root, at, {});
+      loop.body.push_back(StoreStmt{kernel_.OutputBuffer(static_cast<int64_t>(o)), at, value});
+      phase.loops.push_back(std::move(loop));
+    }
+    return OkStatus();
+  }
+
+  // Values a partial of `hero` carries: one per reducer output, and the presence flag.
+  int64_t Width(const HloInstruction* hero) const { return Outputs(hero) + (presence_ ? 1 : 0); }
+
+  const HloInstruction* HeroOf(const HloInstruction* root) const {
+    for (size_t r = 0; r < analysis_.roots.size(); ++r) {
+      if (analysis_.roots[r] == root) return analysis_.heroes[r];
+    }
+    return root;
+  }
+
+  int64_t Call(LoopStmt& loop, const HloInstruction* root, std::vector<AffineExpr> at,
+               std::vector<ValueBinding> bindings) {
+    auto [it, added] = function_of_.emplace(root, static_cast<int64_t>(kernel_.functions.size()));
+    if (added) kernel_.functions.push_back({root->name(), {root}, OperandClosure(root)});
+    int64_t value = next_value_;
+    next_value_ += static_cast<int64_t>(kernel_.functions[it->second].Leaves().size());
+    loop.body.push_back(CallStmt{it->second, std::move(at), value, std::move(bindings)});
+    return value;
+  }
+
+  const FusionAnalysis& analysis_;
+  const ReductionConfig& config_;
+  std::array<int64_t, 3> sizes_;
+  bool row_;
+  bool presence_ = false;
+  KernelIR& kernel_;
+  std::vector<const HloInstruction*> heroes_;
+  std::vector<std::vector<int64_t>> shared_of_;  // per hero: one alloc per reducer output
+  std::unordered_map<const HloInstruction*, int64_t> function_of_;
+  int64_t blocks_ = 1;
+  int64_t result_count_ = 0;
+  int64_t next_value_ = 0;
+};
+
+}  // namespace
+Expected<KernelIR> EmitReductionKernel(const FusionAnalysis& analysis,
+                                       const ReductionConfig& config, const DeviceInfo& device) {
+  TS_RETURN_IF_ERROR(ValidateReductionConfig(config, analysis, device));
+  KernelIR kernel;
+  kernel.name = analysis.fusion->name();
+  kernel.fusion = analysis.fusion;
+  kernel.emitter = "reduction";
+  kernel.config_json = config.ToJson().dump();
+  AddFusionBuffers(analysis, kernel);
+  ReductionKernelBuilder builder(analysis, config, kernel);
+  TS_RETURN_IF_ERROR(builder.Build());
+  return kernel;
+}
+
+namespace {
+
+class ReductionEmitter final : public Emitter {
+ public:
+  std::string_view name() const override { return "reduction"; }
+
+  nlohmann::json DefaultConfig(const FusionAnalysis& analysis,
+                               const DeviceInfo& device) const override {
+    return DefaultReductionConfig(analysis, device).ToJson();
+  }
+
+  Status Validate(const FusionAnalysis& analysis, const nlohmann::json& config,
+                  const DeviceInfo& device) const override {
+    TS_ASSIGN_OR_RETURN(ReductionConfig reduction, Read(analysis, config, device));
+    return ValidateReductionConfig(reduction, analysis, device);
+  }
+
+  Expected<KernelIR> Emit(const FusionAnalysis& analysis, const nlohmann::json& config,
+                          const DeviceInfo& device) const override {
+    TS_ASSIGN_OR_RETURN(ReductionConfig reduction, Read(analysis, config, device));
+    return EmitReductionKernel(analysis, reduction, device);
+  }
+
+  // Row: threads along the row 4..1024, rows per block up to 1024 threads, vector 1/2/4,
+  // elements per thread 1..32. Column: threads along W and H 4..256, vector 1/2/4, rows per
+  // step 1/2/4. Configs whose threads or elements exceed the dims they cover are pruned as
+  // redundant, with that reason.
+  std::vector<SpaceEntry> Space(const FusionAnalysis& analysis,
+                                const DeviceInfo& device) const override {
+    std::vector<SpaceEntry> space;
+    if (!analysis.reduction) return space;
+    const std::array<int64_t, 3>& dims = analysis.reduction->dimensions;
+    bool row = analysis.reduction->is_row_reduction;
+    auto add = [&](const ReductionConfig& config) {
+      Status valid = ValidateReductionConfig(config, analysis, device);
+      std::string reason = valid ? "" : valid.error().message;
+      if (reason.empty() && row && config.threads_x > kWarp &&
+          (config.threads_x - kWarp) * config.vector >= dims[2]) {
+        reason = "threads_x=" + std::to_string(config.threads_x) + " leaves whole warps idle on " +
+                 std::to_string(dims[2]) + " elements";
+      }
+      if (reason.empty() && config.threads_y > PowerOfTwoAtLeast(dims[1]) &&
+          config.threads() > kWarp) {
+        reason = "threads_y=" + std::to_string(config.threads_y) + " leaves threads idle on " +
+                 std::to_string(dims[1]) + " rows";
+      }
+      space.push_back({config.ToJson(), reason});
+    };
+    for (int64_t vector : {1, 2, 4}) {
+      if (row) {
+        for (int64_t threads_x : {4, 8, 16, 32, 64, 128, 256, 512, 1024}) {
+          for (int64_t threads_y : {1, 2, 4, 8, 16, 32, 64}) {
+            for (int64_t per_thread : {1, 2, 4, 8, 16, 32}) {
+              if (per_thread < vector) continue;
+              add({threads_x, threads_y, vector, per_thread});
+            }
+          }
+        }
+      } else {
+        for (int64_t threads_x : {4, 8, 16, 32, 64}) {
+          for (int64_t threads_y : {4, 8, 16, 32, 64}) {
+            for (int64_t per_thread : {1, 2, 4}) add({threads_x, threads_y, vector, per_thread});
+          }
+        }
+      }
+    }
+    return space;
+  }
+
+ private:
+  static Expected<ReductionConfig> Read(const FusionAnalysis& analysis,
+                                        const nlohmann::json& config, const DeviceInfo& device) {
+    ReductionConfig base = DefaultReductionConfig(analysis, device);
+    if (config.is_null()) return base;
+    return ReductionConfig::FromJson(config, base);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Emitter> MakeReductionEmitter() { return std::make_unique<ReductionEmitter>(); }
+
+}  // namespace tilesmith::emitters

@@ -1,0 +1,39 @@
+// Helpers the reduction emitter's kernel builder and its config code share.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "compiler/analysis/fusion_analysis.h"
+#include "compiler/emitters/reduction_emitter.h"
+
+namespace tilesmith::emitters::reduction_internal {
+
+inline constexpr int64_t kWarp = 32;
+
+int64_t PowerOfTwoAtLeast(int64_t n);
+bool IsPowerOfTwo(int64_t n);
+
+/// The reduce heroes of the fusion's reduction group (distinct, in root order).
+std::vector<const hlo::HloInstruction*> ReductionHeroes(const analysis::FusionAnalysis& analysis);
+
+/// Reducer outputs of a (possibly variadic) reduce.
+int64_t Outputs(const hlo::HloInstruction* hero);
+
+/// True when the hero's init is a constant its reducer leaves unchanged (0 for add, -inf for
+/// max, …): XLA folds such an init into every partial; any other init must be folded once.
+bool HasIdentityInit(const hlo::HloInstruction* hero);
+
+/// Whether partials carry a presence flag: some hero's init must be folded in exactly once.
+bool NeedsPresence(const analysis::FusionAnalysis& analysis);
+
+/// Shared memory: one partials array per reducer output (and presence) of every hero. Row:
+/// [rows][warps] (none when a warp covers a row); column: [threads_y][columns + 1].
+std::vector<int64_t> PartialsDims(const analysis::FusionAnalysis& analysis,
+                                  const ReductionConfig& config);
+int64_t SharedBytes(const analysis::FusionAnalysis& analysis, const ReductionConfig& config);
+
+/// Blocks of the launch: rows of H per block (row), or D x column tiles (column).
+int64_t BlockCount(const analysis::FusionAnalysis& analysis, const ReductionConfig& config);
+
+}  // namespace tilesmith::emitters::reduction_internal
