@@ -138,6 +138,13 @@ int RunCheck(const cli::Args& args) {
   int64_t valid_configs = 0;  // the space's valid configs, when a sample of them is checked
   if (which == "default") {
     configs.push_back(emitters::DefaultConfig(analysis, device));
+  } else if (!which.empty() && which.front() == '{') {
+    nlohmann::json config = nlohmann::json::parse(which, nullptr, false);
+    if (config.is_discarded() || !config.is_object()) {
+      ReportError("--configs: '" + which + "' is not a JSON object");
+      return kExitUsage;
+    }
+    configs.push_back(emitters::OverlayConfig(emitters::DefaultConfig(analysis, device), config));
   } else {
     for (const emitters::SpaceEntry& entry : emitters::ConfigSpace(analysis, device)) {
       if (entry.valid()) configs.push_back(entry.config);
@@ -190,6 +197,9 @@ int RunCheck(const cli::Args& args) {
       tuner::OutputComparison comparison = tuner::CompareOutputs(*outputs, expected, terms);
       entry["passed"] = comparison.matches;
       entry["largest_error"] = comparison.largest_error;
+      entry["tolerance"] = {{"relative", comparison.relative_tolerance},
+                            {"absolute", comparison.absolute_tolerance},
+                            {"reassociated_terms", terms}};
       entry["mismatches"] = comparison.mismatches;
       if (!comparison.first_mismatch.empty()) entry["first_mismatch"] = comparison.first_mismatch;
     }
@@ -198,6 +208,16 @@ int RunCheck(const cli::Args& args) {
       std::cout << (entry["passed"].get<bool>() ? "pass " : "FAIL ") << config.dump();
       if (entry.contains("largest_error")) {
         std::cout << "  largest error " << entry["largest_error"].get<double>();
+        const nlohmann::json& tolerance = entry["tolerance"];
+        if (tolerance["relative"].get<double>() > 0) {
+          std::cout << " (tolerance " << tolerance["relative"].get<double>() << " relative, "
+                    << tolerance["absolute"].get<double>() << " absolute";
+          if (tolerance["reassociated_terms"].get<int64_t>() > 1) {
+            std::cout << ", sums of " << tolerance["reassociated_terms"].get<int64_t>()
+                      << " terms in another order";
+          }
+          std::cout << ")";
+        }
       }
       if (entry.contains("first_mismatch")) {
         std::cout << "  " << entry["first_mismatch"].get<std::string>();
@@ -243,21 +263,23 @@ Subcommand RunSubcommand() {
 
 Subcommand CheckSubcommand() {
   cli::Command command("check", "run configs on the host and compare with the evaluator",
-                       "FILE --target host [--configs default|all|N] [--seed N] [--json]");
+                       "FILE --target host [--configs default|all|N|JSON] [--seed N] [--json]");
   AddFusionInputFlags(command)
       .Flag("target", "T", "host (the only target that runs here)")
       .Flag("configs", "WHICH",
-            "default (XLA's choice), all, or N random valid configs of the space (says so "
-            "when it sampled)")
+            "default (XLA's choice), all, N random valid configs of the space (says so "
+            "when it sampled), or one config as JSON over the default, e.g. '{\"split\":4}'")
       .Flag("input", "P.npy", "value of the next parameter (none: random inputs)", true)
       .Flag("seed", "N", "seed of the random inputs and config sample (default 0)")
       .Switch("json",
               "print {checked, passed, failed, results: [{config, passed, largest_error, "
-              "mismatches, first_mismatch, error}]}")
+              "tolerance, mismatches, first_mismatch, error}]}")
       .Epilog(
           "Integers and pred must match exactly; floats within a few units in the last\n"
-          "place of their type; NaNs and infinities must match. Exit status 0 only when\n"
-          "every config checked passed.\n\n" +
+          "place of their type; NaNs and infinities must match. A reduction kernel sums in\n"
+          "a tree, the evaluator in order: its float tolerance grows with log2 of the terms\n"
+          "per output and with the largest expected magnitude, and each result line says\n"
+          "the tolerance it used. Exit status 0 only when every config checked passed.\n\n" +
           FusionInputHelp());
   return {std::move(command), &RunCheck};
 }

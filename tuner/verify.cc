@@ -36,6 +36,8 @@ OutputComparison CompareOutputs(std::span<const hlo::Literal> actual,
   for (size_t i = 0; i < actual.size(); ++i) {
     hlo::Comparison comparison = hlo::CompareLiterals(actual[i], *expected[i], reassociated_terms);
     result.largest_error = std::max(result.largest_error, comparison.largest_error);
+    result.relative_tolerance = std::max(result.relative_tolerance, comparison.tolerance.relative);
+    result.absolute_tolerance = std::max(result.absolute_tolerance, comparison.tolerance.absolute);
     result.mismatches += comparison.mismatches;
     if (!comparison.matches && result.matches) {
       result.first_mismatch = "output " + std::to_string(i) + " " + comparison.first_mismatch;

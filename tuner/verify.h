@@ -19,7 +19,9 @@ struct OutputComparison {
   bool matches = true;
   int64_t mismatches = 0;
   double largest_error = 0;
-  std::string first_mismatch;  ///< "output 1 element 17: 1.5 vs 1.25", or why counts differ.
+  std::string first_mismatch;     ///< "output 1 element 17: 1.5 vs 1.25", or why counts differ.
+  double relative_tolerance = 0;  ///< The loosest float tolerance applied to any output.
+  double absolute_tolerance = 0;
 };
 
 /// Compares `actual[i]` with `expected[i]` for every output; `reassociated_terms` as in

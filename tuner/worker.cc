@@ -209,6 +209,13 @@ class Worker {
         // writes the same part of it again.
         const GuardedBuffer& input = *buffers.at(buffer.aliases);
         std::memcpy(guarded->data(), input.data(), std::min(input.size(), guarded->size()));
+      } else if (buffer.fill) {
+        // A split reduction's atomics accumulate into it; timed reruns accumulate further,
+        // which changes values but not the work, and only the first run is verified.
+        auto bytes = hlo::FilledPhysicalBuffer(buffer.shape, *buffer.fill);
+        if (!bytes) return Failure("launch", bytes.error().message);
+        std::memcpy(guarded->data(), bytes->data(),
+                    std::min<size_t>(bytes->size(), static_cast<size_t>(guarded->size())));
       }
       pointers.push_back(guarded->data());
       buffers.push_back(std::move(guarded));
@@ -316,6 +323,10 @@ class Worker {
         initial.back() = std::move(*bytes);
       } else if (buffer.aliases >= 0) {
         initial.back() = initial.at(buffer.aliases);
+      } else if (buffer.fill) {
+        auto bytes = hlo::FilledPhysicalBuffer(buffer.shape, *buffer.fill);
+        if (!bytes) return Failure("launch", bytes.error().message);
+        initial.back() = std::move(*bytes);
       }
     }
     Send({{"id", request.value("id", 0)}, {"event", "running"}});

@@ -293,6 +293,11 @@ Expected<std::vector<hlo::Literal>> HostKernel::Run(std::span<const hlo::Literal
       // Updated in place: the output starts as the input it aliases (same bytes).
       const AlignedBuffer& input = *storage.at(buffer.aliases);
       std::memcpy(allocation->data, input.data, std::min(input.size, allocation->size));
+    } else if (buffer.fill) {
+      // Blocks accumulate into it with atomics: it starts at the reducer's identity.
+      TS_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes,
+                          hlo::FilledPhysicalBuffer(buffer.shape, *buffer.fill));
+      std::memcpy(allocation->data, bytes.data(), std::min(bytes.size(), allocation->size));
     }
     pointers.push_back(allocation->data);
     storage.push_back(std::move(allocation));

@@ -180,6 +180,7 @@ std::string KernelIR::ToString() const {
     out += "%" + buffers[i].name + ": " + hlo::ShapeToString(buffers[i].shape);
     if (buffers[i].is_output) out += " out";
     if (buffers[i].aliases >= 0) out += " aliases %" + buffers[buffers[i].aliases].name;
+    if (buffers[i].fill) out += " starts at " + std::to_string(*buffers[i].fill);
   }
   out += ")\n";
   out += "  emitter: " + emitter + " " + config_json + "\n";

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -35,6 +36,9 @@ struct KernelBuffer {
   /// The kernel writes only part of it, so callers must give it that input's bytes as its
   /// initial contents (or pass the input's memory itself). -1: a plain output.
   int64_t aliases = -1;
+  /// For an output that blocks accumulate into with atomics (a split reduction): every
+  /// element must hold this value (the reducer's identity) before the kernel runs.
+  std::optional<double> fill = std::nullopt;
 };
 
 /// The array leaves of `shape` in depth-first order (an array is its own only leaf). A

@@ -107,8 +107,46 @@ int64_t SharedBytes(const FusionAnalysis& analysis, const ReductionConfig& confi
 
 int64_t BlockCount(const FusionAnalysis& analysis, const ReductionConfig& config) {
   const std::array<int64_t, 3>& dims = analysis.reduction->dimensions;
-  if (analysis.reduction->is_row_reduction) return CeilDiv(dims[1], config.threads_y);
-  return dims[0] * CeilDiv(dims[2], config.threads_x * config.vector);
+  if (analysis.reduction->is_row_reduction)
+    return CeilDiv(dims[1], config.threads_y) * config.split;
+  return dims[0] * CeilDiv(dims[2], config.threads_x * config.vector) * config.split;
+}
+
+AtomicOp SplitAtomicOp(const HloInstruction* hero) {
+  switch (hero->called_computation()->root()->opcode()) {
+    case hlo::HloOpcode::kMaximum:
+      return AtomicOp::kMax;
+    case hlo::HloOpcode::kMinimum:
+      return AtomicOp::kMin;
+    default:
+      return AtomicOp::kAdd;
+  }
+}
+
+std::string SplitBlocker(const FusionAnalysis& analysis) {
+  for (size_t r = 0; r < analysis.roots.size(); ++r) {
+    const HloInstruction* hero = analysis.heroes[r];
+    if (hero->opcode() != hlo::HloOpcode::kReduce) continue;
+    if (analysis.roots[r] != hero) {
+      return "root '" + analysis.roots[r]->name() + "' applies an epilogue to the reduce";
+    }
+    if (!HasIdentityInit(hero)) {
+      return "reduce '" + hero->name() + "' is variadic or its init is not its reducer's identity";
+    }
+    hlo::HloOpcode op = hero->called_computation()->root()->opcode();
+    hlo::PrimitiveType type = hero->shape().element_type();
+    int bits = hlo::BitWidth(type);
+    bool floating = type == hlo::PrimitiveType::kF32 || type == hlo::PrimitiveType::kF64;
+    bool integral = hlo::IsIntegral(type) && (bits == 32 || bits == 64);
+    bool supported =
+        (op == hlo::HloOpcode::kAdd && (floating || integral)) ||
+        ((op == hlo::HloOpcode::kMaximum || op == hlo::HloOpcode::kMinimum) && integral);
+    if (!supported) {
+      return "no atomic " + std::string(hlo::HloOpcodeName(op)) + " on " +
+             std::string(hlo::PrimitiveTypeName(type)) + " for reduce '" + hero->name() + "'";
+    }
+  }
+  return "";
 }
 
 }  // namespace reduction_internal
@@ -120,6 +158,7 @@ using reduction_internal::Outputs;
 using reduction_internal::PowerOfTwoAtLeast;
 using reduction_internal::ReductionHeroes;
 using reduction_internal::SharedBytes;
+using reduction_internal::SplitBlocker;
 
 int64_t ReassociatedTerms(const FusionAnalysis& analysis) {
   if (!analysis.reduction) return 1;
@@ -131,7 +170,8 @@ nlohmann::json ReductionConfig::ToJson() const {
   return {{"threads_x", threads_x},
           {"threads_y", threads_y},
           {"vector", vector},
-          {"elements_per_thread", elements_per_thread}};
+          {"elements_per_thread", elements_per_thread},
+          {"split", split}};
 }
 
 Expected<ReductionConfig> ReductionConfig::FromJson(const nlohmann::json& json,
@@ -142,13 +182,14 @@ Expected<ReductionConfig> ReductionConfig::FromJson(const nlohmann::json& json,
       {"threads_x", &ReductionConfig::threads_x},
       {"threads_y", &ReductionConfig::threads_y},
       {"vector", &ReductionConfig::vector},
-      {"elements_per_thread", &ReductionConfig::elements_per_thread}};
+      {"elements_per_thread", &ReductionConfig::elements_per_thread},
+      {"split", &ReductionConfig::split}};
   for (const auto& [key, value] : json.items()) {
     auto field = std::find_if(fields.begin(), fields.end(),
                               [&](const auto& entry) { return key == entry.first; });
     if (field == fields.end()) {
       return InvalidArgument("unknown reduction config field '" + key +
-                             "' (threads_x, threads_y, vector, elements_per_thread)");
+                             "' (threads_x, threads_y, vector, elements_per_thread, split)");
     }
     if (!value.is_number_integer()) {
       return InvalidArgument("reduction config field '" + key + "' must be an integer");
@@ -274,6 +315,12 @@ Status ValidateReductionConfig(const ReductionConfig& config, const FusionAnalys
     return InvalidArgument(std::to_string(config.threads()) +
                            " threads are not a multiple of the warp size " +
                            std::to_string(device.warp_size) + " (shuffles need whole warps)");
+  }
+  if (config.split > 1) {
+    if (std::string blocker = SplitBlocker(analysis); !blocker.empty()) {
+      return InvalidArgument("split=" + std::to_string(config.split) + " needs atomics, and " +
+                             blocker);
+    }
   }
   int64_t shared = SharedBytes(analysis, config);
   if (shared > device.shared_memory_per_block) {

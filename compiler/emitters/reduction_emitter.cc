@@ -24,6 +24,7 @@ using reduction_internal::PartialsDims;
 using reduction_internal::PowerOfTwoAtLeast;
 using reduction_internal::ReductionHeroes;
 using reduction_internal::SharedBytes;
+using reduction_internal::SplitAtomicOp;
 
 // The logical index of an element of `shape` from its `[D, H, W]` coordinates: the three are
 // consecutive runs of `shape`'s non-trivial dims in physical (major to minor) order, each
@@ -126,25 +127,32 @@ class ReductionKernelBuilder {
   }
 
  private:
-  // Row: loop results (h, tx, lane, warp in row, row in block).
+  // Row: loop results (h, tx, lane, warp in row, row in block, part of the split row).
   Status BuildRow(Phase& first, Phase& second) {
     const ReductionConfig& c = config_;
+    int64_t row_blocks = CeilDiv(sizes_[1], c.threads_y);
     AffineExpr thread = AffineExpr::Dim(kThreadIdX);
     AffineExpr block = AffineExpr::Dim(kBlockIdX);
     AffineExpr row_in_block = thread.FloorDiv(c.threads_x);
     AffineExpr tx = thread.Mod(c.threads_x);
-    std::vector<AffineExpr> results = {block * c.threads_y + row_in_block, tx, thread.Mod(kWarp),
-                                       tx.FloorDiv(kWarp), row_in_block};
+    std::vector<AffineExpr> results = {block.Mod(row_blocks) * c.threads_y + row_in_block,
+                                       tx,
+                                       thread.Mod(kWarp),
+                                       tx.FloorDiv(kWarp),
+                                       row_in_block,
+                                       block.FloorDiv(row_blocks)};
     LoopStmt loop = Loop(std::move(results), {});
     AffineExpr h = AffineExpr::Dim(0);
     int64_t unroll = c.elements_per_thread / c.vector;
     int64_t steps = CeilDiv(sizes_[2], c.threads_x * c.elements_per_thread);
+    // A split row: part p of `split` takes steps [p * per_part, (p + 1) * per_part).
+    int64_t per_part = CeilDiv(steps, c.split);
+    AffineExpr step = AffineExpr::Dim(5) * per_part + AffineExpr::Symbol(1);
     // Symbols: d, step, unrolled vector, lane of the vector.
-    AffineExpr w = ((AffineExpr::Symbol(1) * unroll + AffineExpr::Symbol(2)) * c.threads_x +
-                    AffineExpr::Dim(1)) *
-                       c.vector +
-                   AffineExpr::Symbol(3);
-    std::vector<Interval> symbols = {Interval::ForSize(sizes_[0]), Interval::ForSize(steps),
+    AffineExpr w =
+        ((step * unroll + AffineExpr::Symbol(2)) * c.threads_x + AffineExpr::Dim(1)) * c.vector +
+        AffineExpr::Symbol(3);
+    std::vector<Interval> symbols = {Interval::ForSize(sizes_[0]), Interval::ForSize(per_part),
                                      Interval::ForSize(unroll), Interval::ForSize(c.vector)};
     std::vector<analysis::Constraint> bounds = {{h, Interval::ForSize(sizes_[1])},
                                                 {w, Interval::ForSize(sizes_[2])}};
@@ -180,12 +188,14 @@ class ReductionKernelBuilder {
           return std::vector{slot, k};
         },
         [&](AffineExpr slot, AffineExpr block_id) {
-          return std::array<AffineExpr, 3>{AffineExpr::Constant(0), block_id * c.threads_y + slot,
+          return std::array<AffineExpr, 3>{AffineExpr::Constant(0),
+                                           block_id.Mod(row_blocks) * c.threads_y + slot,
                                            AffineExpr::Constant(0)};
         });
   }
 
-  // Column: loop results (d, tx, ty, first column of the thread).
+  // Column: loop results (d, tx, ty, first column of the thread, part of the split column).
+  // Blocks run over column tiles, then D, then the parts.
   Status BuildColumn(Phase& first, Phase& second) {
     const ReductionConfig& c = config_;
     int64_t columns = c.threads_x * c.vector;
@@ -193,15 +203,17 @@ class ReductionKernelBuilder {
     AffineExpr thread = AffineExpr::Dim(kThreadIdX);
     AffineExpr block = AffineExpr::Dim(kBlockIdX);
     AffineExpr tx = thread.Mod(c.threads_x);
-    std::vector<AffineExpr> results = {block.FloorDiv(column_blocks), tx,
+    std::vector<AffineExpr> results = {block.FloorDiv(column_blocks).Mod(sizes_[0]), tx,
                                        thread.FloorDiv(c.threads_x),
-                                       (block.Mod(column_blocks) * c.threads_x + tx) * c.vector};
+                                       (block.Mod(column_blocks) * c.threads_x + tx) * c.vector,
+                                       block.FloorDiv(column_blocks * sizes_[0])};
     LoopStmt loop = Loop(std::move(results), {});
     int64_t unroll = c.elements_per_thread;
     int64_t steps = CeilDiv(sizes_[1], c.threads_y * unroll);
-    AffineExpr h =
-        (AffineExpr::Symbol(0) * unroll + AffineExpr::Symbol(1)) * c.threads_y + AffineExpr::Dim(2);
-    std::vector<Interval> symbols = {Interval::ForSize(steps), Interval::ForSize(unroll)};
+    int64_t per_part = CeilDiv(steps, c.split);
+    AffineExpr step = AffineExpr::Dim(4) * per_part + AffineExpr::Symbol(0);
+    AffineExpr h = (step * unroll + AffineExpr::Symbol(1)) * c.threads_y + AffineExpr::Dim(2);
+    std::vector<Interval> symbols = {Interval::ForSize(per_part), Interval::ForSize(unroll)};
     for (size_t k = 0; k < heroes_.size(); ++k) {
       for (int64_t v = 0; v < c.vector; ++v) {
         AffineExpr w = AffineExpr::Dim(3) + v;
@@ -225,7 +237,7 @@ class ReductionKernelBuilder {
           return std::vector{k, slot};
         },
         [&](AffineExpr slot, AffineExpr block_id) {
-          return std::array<AffineExpr, 3>{block_id.FloorDiv(column_blocks),
+          return std::array<AffineExpr, 3>{block_id.FloorDiv(column_blocks).Mod(sizes_[0]),
                                            AffineExpr::Constant(0),
                                            block_id.Mod(column_blocks) * columns + slot};
         });
@@ -353,6 +365,14 @@ class ReductionKernelBuilder {
       TS_ASSIGN_OR_RETURN(std::vector<AffineExpr> hero_at, OutputIndex(hero, sizes_, coordinates));
       if (output.root == hero) {
         int64_t leaf = std::max<int64_t>(output.leaf, 0);
+        if (config_.split > 1) {
+          // Several blocks share the output: each folds its part in atomically, into a
+          // buffer that starts at the (identity) init.
+          loop.body.push_back(
+              AtomicStmt{SplitAtomicOp(hero), buffer, hero_at, reduced[leaf], writer});
+          kernel_.buffers[buffer].fill = hero->operand(1)->literal()->GetDouble(0);
+          continue;
+        }
         loop.body.push_back(StoreStmt{buffer, hero_at, reduced[leaf], writer});
         continue;
       }
@@ -482,8 +502,9 @@ class ReductionEmitter final : public Emitter {
 
   // Row: threads along the row 4..1024, rows per block up to 1024 threads, vector 1/2/4,
   // elements per thread 1..32. Column: threads along W and H 4..256, vector 1/2/4, rows per
-  // step 1/2/4. Configs whose threads or elements exceed the dims they cover are pruned as
-  // redundant, with that reason.
+  // step 1/2/4; splits 1, 4 and 16 where atomics can combine the parts. Configs whose
+  // threads, elements or parts exceed the dims they cover are pruned as redundant, with that
+  // reason.
   std::vector<SpaceEntry> Space(const FusionAnalysis& analysis,
                                 const DeviceInfo& device) const override {
     std::vector<SpaceEntry> space;
@@ -503,22 +524,36 @@ class ReductionEmitter final : public Emitter {
         reason = "threads_y=" + std::to_string(config.threads_y) + " leaves threads idle on " +
                  std::to_string(dims[1]) + " rows";
       }
+      int64_t steps = row ? CeilDiv(dims[2], config.threads_x * config.elements_per_thread)
+                          : CeilDiv(dims[1], config.threads_y * config.elements_per_thread);
+      if (reason.empty() && config.split > 1 &&
+          CeilDiv(steps, config.split) * (config.split - 1) >= steps) {
+        reason = "split=" + std::to_string(config.split) + " leaves parts without elements (" +
+                 std::to_string(steps) + " steps)";
+      }
       space.push_back({config.ToJson(), reason});
     };
-    for (int64_t vector : {1, 2, 4}) {
-      if (row) {
-        for (int64_t threads_x : {4, 8, 16, 32, 64, 128, 256, 512, 1024}) {
-          for (int64_t threads_y : {1, 2, 4, 8, 16, 32, 64}) {
-            for (int64_t per_thread : {1, 2, 4, 8, 16, 32}) {
-              if (per_thread < vector) continue;
-              add({threads_x, threads_y, vector, per_thread});
+    // Splits only where atomics can combine the parts (the validation says why not).
+    std::vector<int64_t> splits = {1};
+    if (reduction_internal::SplitBlocker(analysis).empty()) splits = {1, 4, 16};
+    for (int64_t split : splits) {
+      for (int64_t vector : {1, 2, 4}) {
+        if (row) {
+          for (int64_t threads_x : {4, 8, 16, 32, 64, 128, 256, 512, 1024}) {
+            for (int64_t threads_y : {1, 2, 4, 8, 16, 32, 64}) {
+              for (int64_t per_thread : {1, 2, 4, 8, 16, 32}) {
+                if (per_thread < vector) continue;
+                add({threads_x, threads_y, vector, per_thread, split});
+              }
             }
           }
-        }
-      } else {
-        for (int64_t threads_x : {4, 8, 16, 32, 64}) {
-          for (int64_t threads_y : {4, 8, 16, 32, 64}) {
-            for (int64_t per_thread : {1, 2, 4}) add({threads_x, threads_y, vector, per_thread});
+        } else {
+          for (int64_t threads_x : {4, 8, 16, 32, 64}) {
+            for (int64_t threads_y : {4, 8, 16, 32, 64}) {
+              for (int64_t per_thread : {1, 2, 4}) {
+                add({threads_x, threads_y, vector, per_thread, split});
+              }
+            }
           }
         }
       }

@@ -29,15 +29,22 @@ namespace tilesmith::emitters {
 /// Column reductions (H reduced): `threads_x` threads along the kept minor dim W, each with
 /// `vector` consecutive columns, `threads_y` threads along H; a thread steps down its columns
 /// `elements_per_thread` rows at a time.
+///
+/// `split` > 1 divides the reduced dim (W for rows, H for columns) among that many blocks,
+/// which fold their partials into the output with atomics (a buffer that starts at the
+/// reducer's identity): the "atomic" split strategy, for add (and integer max/min) reducers
+/// whose result has no epilogue.
 struct ReductionConfig {
   int64_t threads_x = 32;
   int64_t threads_y = 1;
   int64_t vector = 1;
   int64_t elements_per_thread = 1;
+  int64_t split = 1;
 
   int64_t threads() const { return threads_x * threads_y; }
   nlohmann::json ToJson() const;
-  /// Reads `{"threads_x": 128, "threads_y": 2, "vector": 2, "elements_per_thread": 16}`;
+  /// Reads `{"threads_x": 128, "threads_y": 2, "vector": 2, "elements_per_thread": 16,
+  /// "split": 1}`;
   /// missing fields keep `base`'s values, unknown ones are errors.
   static Expected<ReductionConfig> FromJson(const nlohmann::json& json,
                                             const ReductionConfig& base);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "compiler/analysis/fusion_analysis.h"
@@ -33,7 +34,14 @@ std::vector<int64_t> PartialsDims(const analysis::FusionAnalysis& analysis,
                                   const ReductionConfig& config);
 int64_t SharedBytes(const analysis::FusionAnalysis& analysis, const ReductionConfig& config);
 
-/// Blocks of the launch: rows of H per block (row), or D x column tiles (column).
+/// The atomic read-modify-write of `hero`'s reducer (add, max or min), for split reductions.
+AtomicOp SplitAtomicOp(const hlo::HloInstruction* hero);
+
+/// Why the fusion's reductions cannot be split across blocks with atomics, or "".
+std::string SplitBlocker(const analysis::FusionAnalysis& analysis);
+
+/// Blocks of the launch: rows of H per block (row), or D x column tiles (column), times the
+/// split.
 int64_t BlockCount(const analysis::FusionAnalysis& analysis, const ReductionConfig& config);
 
 }  // namespace tilesmith::emitters::reduction_internal

@@ -119,4 +119,10 @@ Expected<Literal> FromPhysicalBuffer(const Shape& shape, std::span<const uint8_t
   return literal;
 }
 
+Expected<std::vector<uint8_t>> FilledPhysicalBuffer(const Shape& shape, double value) {
+  Literal literal(shape);
+  for (int64_t i = 0; i < literal.element_count(); ++i) literal.SetDouble(i, value);
+  return ToPhysicalBuffer(literal);
+}
+
 }  // namespace tilesmith::hlo

@@ -21,6 +21,9 @@ namespace tilesmith::hlo {
 /// tuples, tokens, elided constants, unbounded or sparse shapes.
 Expected<std::vector<uint8_t>> ToPhysicalBuffer(const Literal& literal);
 
+/// The bytes of an array of `shape` whose every element is `value` (rounded to the type).
+Expected<std::vector<uint8_t>> FilledPhysicalBuffer(const Shape& shape, double value);
+
 /// The inverse of `ToPhysicalBuffer`: reads the array of `shape` from `bytes`, which must
 /// be exactly the layout's byte size. Padding is ignored, narrow signed integers are
 /// sign-extended into the literal's unpacked storage, and any set bit makes a pred true.

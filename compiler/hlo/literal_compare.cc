@@ -47,6 +47,8 @@ void Compare(const Literal& actual, const Literal& expected, const std::string& 
   }
   PrimitiveType type = actual.element_type();
   Tolerance tolerance = ReassociatedTolerance(expected, type, terms);
+  result.tolerance.relative = std::max(result.tolerance.relative, tolerance.relative);
+  result.tolerance.absolute = std::max(result.tolerance.absolute, tolerance.absolute);
   for (int64_t i = 0; i < actual.element_count(); ++i) {
     if (!IsFloatingPoint(type) && !IsComplex(type)) {
       if (actual.GetInt(i) != expected.GetInt(i)) {

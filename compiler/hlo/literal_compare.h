@@ -25,6 +25,7 @@ struct Comparison {
   double largest_error = 0;           // largest |actual - expected| among finite pairs
   double largest_relative_error = 0;  // that divided by max(|expected|, tiny)
   std::string first_mismatch;         // "output 0 element 17: 1.5 vs 1.25" or ""
+  Tolerance tolerance;                // the loosest float tolerance applied (0 for exact)
 };
 
 /// Compares every element (tuples element by element); shapes must agree ignoring layout.

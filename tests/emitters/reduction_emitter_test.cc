@@ -223,3 +223,49 @@ TEST(ReductionEmitterTest, RowAndColumnPassPartialsThroughSharedMemory) {
 
 }  // namespace
 }  // namespace tilesmith::emitters
+
+namespace tilesmith::emitters {
+namespace {
+
+TEST(ReductionEmitterTest, SplitReductionsAccumulateWithAtomicsIntoAnIdentityFilledOutput) {
+  for (const auto& [shape, dims, out] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{{"[16,20000]", "1", "[16]"},
+                                                                      {"[5000,40]", "0", "[40]"}}) {
+    auto module = testing::Parse(RowFusion(shape, dims, out));
+    analysis::FusionAnalysis analysis = analysis::AnalyzeFusion(*module->fusion());
+    for (int64_t split : {2, 4, 16}) {
+      nlohmann::json config = {{"split", split}};
+      auto kernel = EmitKernel(analysis, config, testing::H100());
+      ASSERT_TRUE(kernel.has_value()) << shape << " " << kernel.error().message;
+      std::string text = kernel->ToString();
+      EXPECT_NE(text.find("atomic_add %out0"), std::string::npos) << text;
+      EXPECT_NE(text.find("starts at 0"), std::string::npos) << text;
+      auto unsplit = EmitKernel(analysis, nullptr, testing::H100());
+      ASSERT_TRUE(unsplit.has_value());
+      EXPECT_EQ(kernel->launch.block_count(), unsplit->launch.block_count() * split);
+      EXPECT_EQ(testing::HostMismatch(*module->fusion(), config, split), "") << shape << split;
+    }
+  }
+}
+
+TEST(ReductionEmitterTest, SplitIsRefusedWhereAtomicsCannotCombineTheParts) {
+  auto reason = [](const std::string& text) {
+    auto module = testing::Parse(text);
+    analysis::FusionAnalysis analysis = analysis::AnalyzeFusion(*module->fusion());
+    return testing::Reason(
+        FindEmitter("reduction")->Validate(analysis, {{"split", 4}}, testing::H100()));
+  };
+  std::string epilogue = std::string(kAdd) +
+                         "f {\n  p0 = f32[16,4096] parameter(0)\n  c0 = f32[] constant(0)\n"
+                         "  r = f32[16] reduce(p0, c0), dimensions={1}, to_apply=add\n"
+                         "  ROOT l = f32[16] log(r)\n}\n";
+  EXPECT_NE(reason(epilogue).find("applies an epilogue"), std::string::npos) << reason(epilogue);
+  std::string not_identity = std::string(kAdd) +
+                             "f {\n  p0 = f32[16,4096] parameter(0)\n  p1 = f32[] parameter(1)\n"
+                             "  ROOT r = f32[16] reduce(p0, p1), dimensions={1}, to_apply=add\n}\n";
+  EXPECT_NE(reason(not_identity).find("not its reducer's identity"), std::string::npos);
+  EXPECT_EQ(reason(RowFusion("[16,4096]", "1", "[16]")), "");
+}
+
+}  // namespace
+}  // namespace tilesmith::emitters
