@@ -11,6 +11,7 @@
 #include "db/sqlite_store.h"
 #include "tools/commands.h"
 #include "tools/fusion_loader.h"
+#include "tools/tune_support.h"
 #include "tuner/cuda_driver.h"
 #include "tuner/device.h"
 #include "tuner/layouts.h"
@@ -27,12 +28,6 @@ using nlohmann::json;
 Expected<tuner::Device> DeviceFromArgs(const cli::Args& args) {
   return tuner::ResolveDevice(args.Get("target", "host"), args.Get("device"),
                               tuner::DefaultDevicesDir());
-}
-
-std::string Micros(double value) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.3f", value);
-  return text;
 }
 
 int RunSpace(const cli::Args& args) {
@@ -91,12 +86,6 @@ int RunSpace(const cli::Args& args) {
   return kExitOk;
 }
 
-std::string SelfPath() {
-  char path[4096];
-  ssize_t length = readlink("/proc/self/exe", path, sizeof(path) - 1);
-  return length > 0 ? std::string(path, length) : "tilesmith";
-}
-
 Expected<double> NumberFlag(const cli::Args& args, const std::string& flag, double fallback) {
   if (!args.Has(flag)) return fallback;
   try {
@@ -107,14 +96,6 @@ Expected<double> NumberFlag(const cli::Args& args, const std::string& flag, doub
   }
   return InvalidArgument("--" + flag + " expects a non-negative number, not '" + args.Get(flag) +
                          "'");
-}
-
-json SummaryJson(const std::optional<tuner::TrialSummary>& summary) {
-  if (!summary) return nullptr;
-  return {{"config", summary->config},
-          {"median_us", summary->median_us},
-          {"p20_us", summary->p20_us},
-          {"p80_us", summary->p80_us}};
 }
 
 void PrintProgress(const tuner::TuneProgress& progress) {
@@ -170,16 +151,15 @@ int RunTune(const cli::Args& args) {
   options.measure.flush_bytes = args.Has("no-flush") ? -1 : 0;
   options.evaluator_max_elements = static_cast<int64_t>(*reference);
   tuner::CudaDriverProbe driver = tuner::ProbeCudaDriver();
-  options.time_cuda = device->target.is_cuda() && driver.loaded && driver.device_count > 0;
-  options.worker_argv = {
-      SelfPath(), "--log-level", "warning", "worker", path, "--target", device->target.ToString(),
-      "--device", device->id};
+  options.time_cuda = device->target.is_cuda() && CanTime(*device, driver);
+  std::vector<std::string> input_flags;
   for (const char* flag : {"format", "sizes"}) {
     if (args.Has(flag)) {
-      options.worker_argv.push_back(std::string("--") + flag);
-      options.worker_argv.push_back(args.Get(flag));
+      input_flags.push_back(std::string("--") + flag);
+      input_flags.push_back(args.Get(flag));
     }
   }
+  options.worker_argv = WorkerArgv(path, *device, input_flags);
   if (!args.Has("quiet")) options.on_progress = PrintProgress;
 
   const std::vector<std::string>& names = tuner::StrategyNames();
@@ -190,12 +170,7 @@ int RunTune(const cli::Args& args) {
   }
   std::unique_ptr<db::SqliteStore> store;
   if (!device->target.is_cuda() || options.time_cuda) {
-    std::string db_path = args.Get("db");
-    if (db_path.empty()) {
-      const char* from_environment = std::getenv("TILESMITH_DB");
-      db_path = from_environment && *from_environment ? from_environment : "tilesmith.db";
-    }
-    auto opened = db::SqliteStore::Open(db_path);
+    auto opened = db::SqliteStore::Open(ResolveDbPath(args.Get("db")));
     if (!opened) return ReportError(opened.error().message);
     store = std::move(*opened);
   }
@@ -226,11 +201,7 @@ int RunTune(const cli::Args& args) {
               {"speedup", result->speedup ? json(*result->speedup) : json(nullptr)}};
   if (device->target.is_cuda()) out["cuda_driver"] = driver.message;
   if (!result->timed) {
-    std::string message =
-        "compiled " + std::to_string(result->compiled) + " of " +
-        std::to_string(result->compiled + result->compile_failed) + " candidates for " +
-        device->target.ToString() + " (cubin + resource usage); stopping before timing: " +
-        (driver.loaded ? driver.message + " found, but no GPU to time on" : driver.message);
+    std::string message = CompiledOnlyMessage(*result, *device, driver);
     if (args.Has("json")) std::cout << out.dump(2) << "\n";
     return ReportError(message);
   }

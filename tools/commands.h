@@ -35,6 +35,7 @@ Subcommand CheckSubcommand();
 Subcommand DbSubcommand();
 Subcommand SpaceSubcommand();
 Subcommand TuneSubcommand();
+Subcommand SweepSubcommand();
 Subcommand WorkerSubcommand();
 
 /// Prints `error: <message>` to stderr and returns kExitFailure.

@@ -15,7 +15,7 @@ const std::vector<Subcommand>& Subcommands() {
       LayoutSubcommand(),   ParseSubcommand(),   FingerprintSubcommand(), EvalSubcommand(),
       AnalyzeSubcommand(),  CompileSubcommand(), RunSubcommand(),         CheckSubcommand(),
       ScheduleSubcommand(), DbSubcommand(),      SpaceSubcommand(),       TuneSubcommand(),
-      WorkerSubcommand()};
+      SweepSubcommand(),    WorkerSubcommand()};
   return subcommands;
 }
 

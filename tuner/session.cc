@@ -223,6 +223,7 @@ Expected<TuneResult> Tune(const hlo::HloModule& module, const Device& device, db
   const Space& space = session.space;
   TS_ASSIGN_OR_RETURN(std::string fingerprint, hlo::FusionFingerprint(module));
   session.key = {fingerprint, device.record.Key(), compiler_version};
+  if (!options.job_id.empty()) session.job_id = options.job_id;
   TuneResult& result = session.result;
   result.fingerprint = fingerprint;
   result.device_key = session.key.device_key;
@@ -278,6 +279,7 @@ Expected<TuneResult> Tune(const hlo::HloModule& module, const Device& device, db
     strategy->Tell(outcomes);
   }
   while (options.time_limit_s <= 0 || SecondsSince(start) < options.time_limit_s) {
+    if (options.should_stop && options.should_stop()) break;
     std::vector<int64_t> batch = strategy->Ask(std::max<int64_t>(1, options.batch_size));
     if (batch.empty()) break;
     TS_ASSIGN_OR_RETURN(auto outcomes, session.RunBatch(batch));

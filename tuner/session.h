@@ -51,6 +51,11 @@ struct TuneOptions {
   /// Outputs whose layout is tuned too (layouts.h); empty: the fusion's own layouts.
   std::vector<int64_t> free_outputs;
   std::function<void(const TuneProgress&)> on_progress;
+  /// Asked before every batch: true ends the tune once the batch in flight has committed
+  /// (a cancelled or interrupted service job). Empty: never.
+  std::function<bool()> should_stop;
+  /// Stored as every trial's job id (the service's job); empty: a fresh id per tune.
+  std::string job_id;
 };
 
 /// One config's standing.

@@ -1,0 +1,90 @@
+#include "tools/sweep_state.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace tilesmith::tools {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kFormat = "tilesmith-sweep-state";
+constexpr int kVersion = 1;
+
+// The pairs in the file at `path`; an empty object when there is none.
+Expected<json> ReadPairs(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return json::object();
+  std::stringstream text;
+  text << in.rdbuf();
+  json document = json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  if (document.is_discarded() || !document.is_object() || document.value("format", "") != kFormat ||
+      !document.contains("pairs") || !document["pairs"].is_object()) {
+    return InvalidArgument(path + ": error: not a sweep state file (delete it to start over)");
+  }
+  if (document.value("version", 0) != kVersion) {
+    return InvalidArgument(path + ": error: sweep state version " +
+                           document.value("version", json(0)).dump() + ", this tilesmith reads " +
+                           std::to_string(kVersion));
+  }
+  return document["pairs"];
+}
+
+Status WriteAtomically(const std::string& path, const std::string& text) {
+  std::string temporary = path + ".tmp." + std::to_string(getpid());
+  int fd = open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  auto fail = [&](const char* what) {
+    std::string message = temporary + ": " + what + ": " + std::strerror(errno);
+    if (fd >= 0) close(fd);
+    unlink(temporary.c_str());
+    return MakeError(ErrorCode::kIo, message);
+  };
+  if (fd < 0) return fail("open");
+  for (size_t done = 0; done < text.size();) {
+    ssize_t wrote = write(fd, text.data() + done, text.size() - done);
+    if (wrote < 0 && errno == EINTR) continue;
+    if (wrote <= 0) return fail("write");
+    done += static_cast<size_t>(wrote);
+  }
+  if (fsync(fd) != 0) return fail("fsync");
+  if (close(fd) != 0) {
+    fd = -1;
+    return fail("close");
+  }
+  fd = -1;
+  if (rename(temporary.c_str(), path.c_str()) != 0) return fail("rename");
+  return OkStatus();
+}
+
+}  // namespace
+
+std::string SweepState::PathFor(const std::string& db_path) { return db_path + ".sweeps.json"; }
+
+Expected<SweepState> SweepState::Load(const std::string& path) {
+  SweepState state;
+  state.path_ = path;
+  TS_ASSIGN_OR_RETURN(state.pairs_, ReadPairs(path));
+  return state;
+}
+
+const json* SweepState::Find(const std::string& key) const {
+  auto found = pairs_.find(key);
+  return found == pairs_.end() ? nullptr : &*found;
+}
+
+Status SweepState::Record(const std::string& key, const json& row) {
+  // Another sweep on the same database may have finished pairs since this one read the file.
+  auto current = ReadPairs(path_);
+  if (current) pairs_.update(*current);
+  pairs_[key] = row;
+  json document = {{"format", kFormat}, {"version", kVersion}, {"pairs", pairs_}};
+  return WriteAtomically(path_, document.dump(1) + "\n");
+}
+
+}  // namespace tilesmith::tools
