@@ -4,8 +4,6 @@
 // reach (read + write bytes over time). Goal: >= 60%.
 //
 //   host_kernel_bench [--quick] [--json OUT]
-#include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -13,57 +11,12 @@
 #include <string>
 #include <vector>
 
-#include "compiler/analysis/fusion_analysis.h"
-#include "compiler/codegen/host_backend.h"
-#include "compiler/emitters/emitter_registry.h"
-#include "compiler/hlo/evaluator.h"
-#include "compiler/hlo/parser.h"
-#include "compiler/hlo/tiling.h"
-#include "support/thread_pool.h"
+#include "bench/bench_util.h"
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double Seconds(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-struct Buffer {
-  explicit Buffer(size_t bytes)
-      : data(static_cast<char*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64))), size(bytes) {
-    std::memset(data, 1, size);  // touch every page before timing
-  }
-  ~Buffer() { std::free(data); }
-  char* data;
-  size_t size;
-};
-
-// Best of `repetitions` timings of `fn`.
-template <typename Fn>
-double Best(int repetitions, Fn&& fn) {
-  double best = 1e30;
-  for (int i = 0; i < repetitions; ++i) {
-    auto start = Clock::now();
-    fn();
-    best = std::min(best, Seconds(start));
-  }
-  return best;
-}
-
-double CopyBandwidth(size_t bytes, int repetitions) {
-  Buffer from(bytes), to(bytes);
-  tilesmith::ThreadPool& pool = tilesmith::ThreadPool::Default();
-  int64_t tasks = pool.size() * 4;
-  double seconds = Best(repetitions, [&] {
-    pool.ParallelFor(tasks, [&](int64_t task) {
-      size_t begin = bytes * task / tasks;
-      size_t end = bytes * (task + 1) / tasks;
-      std::memcpy(to.data + begin, from.data + begin, end - begin);
-    });
-  });
-  return 2.0 * static_cast<double>(bytes) / seconds;  // read + write
-}
+using tilesmith::bench::Best;
+using tilesmith::bench::CopyBandwidth;
 
 struct KernelResult {
   std::string name;
@@ -75,48 +28,18 @@ struct KernelResult {
 KernelResult MeasureFusion(const std::string& name, const std::string& text, int repetitions,
                            const nlohmann::json& config = nullptr) {
   auto module = tilesmith::hlo::ParseHloModule(text, name);
-  if (!module) {
-    std::fprintf(stderr, "%s\n", module.error().message.c_str());
-    std::exit(1);
-  }
+  if (!module) tilesmith::bench::Fail(module.error().message);
   const tilesmith::hlo::HloComputation& fusion = *(*module)->fusion();
   auto analysis = tilesmith::analysis::AnalyzeFusion(fusion);
-  auto device = tilesmith::emitters::DeviceInfo::ForTarget(tilesmith::emitters::Target::Host());
-  auto kernel = tilesmith::emitters::EmitKernel(analysis, config, device);
-  if (!kernel) {
-    std::fprintf(stderr, "%s\n", kernel.error().message.c_str());
-    std::exit(1);
-  }
-  auto compiled = tilesmith::codegen::CompileForHost(std::move(*kernel));
-  if (!compiled) {
-    std::fprintf(stderr, "%s\n", compiled.error().message.c_str());
-    std::exit(1);
-  }
   // Realistic inputs matter: a byte pattern decodes to tiny floats whose cubes are
   // denormals, which x86 computes two orders of magnitude slower.
   auto arguments = tilesmith::hlo::MakeRandomArguments(fusion, /*seed=*/1);
-  if (!arguments) {
-    std::fprintf(stderr, "%s\n", arguments.error().message.c_str());
-    std::exit(1);
-  }
-  std::vector<std::unique_ptr<Buffer>> buffers;
-  std::vector<void*> pointers;
-  double bytes = 0;
-  for (const auto& buffer : (*compiled)->kernel().buffers) {
-    auto physical = tilesmith::hlo::PhysicalLayout::Create(buffer.shape);
-    buffers.push_back(std::make_unique<Buffer>(physical->byte_size()));
-    pointers.push_back(buffers.back()->data);
-    bytes += static_cast<double>(physical->byte_size());
-    if (!buffer.is_output) {
-      // Default layouts only: the literal's row-major bytes are the buffer's bytes.
-      std::span<const uint8_t> source = (*arguments)[buffer.index].bytes();
-      std::memcpy(buffers.back()->data, source.data(),
-                  std::min<size_t>(source.size(), physical->byte_size()));
-    }
-  }
-  (*compiled)->Run(pointers);  // warm-up
-  double seconds = Best(repetitions, [&] { (*compiled)->Run(pointers); });
-  return {name, bytes / seconds, seconds, (*compiled)->kernel().config_json};
+  if (!arguments) tilesmith::bench::Fail(arguments.error().message);
+  tilesmith::bench::PreparedKernel prepared =
+      tilesmith::bench::Prepare(fusion, analysis, *arguments, config);
+  double seconds = prepared.Time(repetitions);
+  double bytes = prepared.bytes;
+  return {name, bytes / seconds, seconds, prepared.kernel->kernel().config_json};
 }
 
 std::string Gelu(const std::string& type, const std::string& dims) {

@@ -500,8 +500,9 @@ class ReductionEmitter final : public Emitter {
     return EmitReductionKernel(analysis, reduction, device);
   }
 
-  // Row: threads along the row 4..1024, rows per block up to 1024 threads, vector 1/2/4,
-  // elements per thread 1..32. Column: threads along W and H 4..256, vector 1/2/4, rows per
+  // Row: threads along the row 1..1024 (one thread per row needs no shuffles: the host's
+  // best), rows per block up to 1024 threads, vector 1/2/4, elements per thread 1..32.
+  // Column: threads along W 4..64 and along H 1..64, vector 1/2/4, rows per
   // step 1/2/4; splits 1, 4 and 16 where atomics can combine the parts. Configs whose
   // threads, elements or parts exceed the dims they cover are pruned as redundant, with that
   // reason.
@@ -539,7 +540,7 @@ class ReductionEmitter final : public Emitter {
     for (int64_t split : splits) {
       for (int64_t vector : {1, 2, 4}) {
         if (row) {
-          for (int64_t threads_x : {4, 8, 16, 32, 64, 128, 256, 512, 1024}) {
+          for (int64_t threads_x : {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024}) {
             for (int64_t threads_y : {1, 2, 4, 8, 16, 32, 64}) {
               for (int64_t per_thread : {1, 2, 4, 8, 16, 32}) {
                 if (per_thread < vector) continue;
@@ -549,7 +550,7 @@ class ReductionEmitter final : public Emitter {
           }
         } else {
           for (int64_t threads_x : {4, 8, 16, 32, 64}) {
-            for (int64_t threads_y : {4, 8, 16, 32, 64}) {
+            for (int64_t threads_y : {1, 2, 4, 8, 16, 32, 64}) {
               for (int64_t per_thread : {1, 2, 4}) {
                 add({threads_x, threads_y, vector, per_thread, split});
               }

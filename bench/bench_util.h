@@ -1,0 +1,116 @@
+// What the host benchmarks share: page-touched aligned buffers, best-of timing, the
+// machine's copy bandwidth over the same thread pool the kernels use, and a compiled kernel
+// with its buffers filled from random arguments.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "compiler/analysis/fusion_analysis.h"
+#include "compiler/codegen/host_backend.h"
+#include "compiler/emitters/emitter_registry.h"
+#include "compiler/hlo/evaluator.h"
+#include "compiler/hlo/parser.h"
+#include "compiler/hlo/tiling.h"
+#include "support/thread_pool.h"
+
+namespace tilesmith::bench {
+
+using Clock = std::chrono::steady_clock;
+
+inline double Seconds(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+struct Buffer {
+  explicit Buffer(size_t bytes)
+      : data(static_cast<char*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64))), size(bytes) {
+    std::memset(data, 1, size);  // touch every page before timing
+  }
+  ~Buffer() { std::free(data); }
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  char* data;
+  size_t size;
+};
+
+/// Best of `repetitions` timings of `fn`.
+template <typename Fn>
+double Best(int repetitions, Fn&& fn) {
+  double best = 1e30;
+  for (int i = 0; i < repetitions; ++i) {
+    auto start = Clock::now();
+    fn();
+    best = std::min(best, Seconds(start));
+  }
+  return best;
+}
+
+/// Bytes per second (read + write) of a parallel memcpy of `bytes` on the default pool.
+inline double CopyBandwidth(size_t bytes, int repetitions) {
+  Buffer from(bytes), to(bytes);
+  ThreadPool& pool = ThreadPool::Default();
+  int64_t tasks = pool.size() * 4;
+  double seconds = Best(repetitions, [&] {
+    pool.ParallelFor(tasks, [&](int64_t task) {
+      size_t begin = bytes * task / tasks;
+      size_t end = bytes * (task + 1) / tasks;
+      std::memcpy(to.data + begin, from.data + begin, end - begin);
+    });
+  });
+  return 2.0 * static_cast<double>(bytes) / seconds;
+}
+
+[[noreturn]] inline void Fail(const std::string& message) {
+  std::fprintf(stderr, "%s\n", message.c_str());
+  std::exit(1);
+}
+
+/// A fusion compiled for the host with `config` (null: the default), its buffers holding
+/// random arguments (default layouts: the literals' bytes are the buffers' bytes).
+struct PreparedKernel {
+  std::unique_ptr<codegen::HostKernel> kernel;
+  std::vector<std::unique_ptr<Buffer>> buffers;
+  std::vector<void*> pointers;
+  double bytes = 0;  // every buffer once: what a memory-bound kernel must move
+
+  double Time(int repetitions) {
+    kernel->Run(pointers);  // warm-up
+    return Best(repetitions, [&] { kernel->Run(pointers); });
+  }
+};
+
+inline PreparedKernel Prepare(const hlo::HloComputation& fusion,
+                              const analysis::FusionAnalysis& analysis,
+                              const std::vector<hlo::Literal>& arguments,
+                              const nlohmann::json& config) {
+  auto device = emitters::DeviceInfo::ForTarget(emitters::Target::Host());
+  auto kernel = emitters::EmitKernel(analysis, config, device);
+  if (!kernel) Fail(fusion.name() + " " + config.dump() + ": " + kernel.error().message);
+  auto compiled = codegen::CompileForHost(std::move(*kernel));
+  if (!compiled) Fail(compiled.error().message);
+  PreparedKernel prepared;
+  prepared.kernel = std::move(*compiled);
+  for (const auto& buffer : prepared.kernel->kernel().buffers) {
+    auto physical = hlo::PhysicalLayout::Create(buffer.shape);
+    if (!physical) Fail(physical.error().message);
+    prepared.buffers.push_back(std::make_unique<Buffer>(physical->byte_size()));
+    prepared.pointers.push_back(prepared.buffers.back()->data);
+    prepared.bytes += static_cast<double>(physical->byte_size());
+    if (!buffer.is_output) {
+      std::span<const uint8_t> source = arguments[buffer.index].bytes();
+      std::memcpy(prepared.buffers.back()->data, source.data(),
+                  std::min<size_t>(source.size(), physical->byte_size()));
+    }
+  }
+  return prepared;
+}
+
+}  // namespace tilesmith::bench
