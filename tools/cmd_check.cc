@@ -182,8 +182,7 @@ int RunCheck(const cli::Args& args) {
   for (const nlohmann::json& config : configs) {
     nlohmann::json entry = {{"config", config}};
     auto kernel = emitters::EmitKernel(analysis, config, device);
-    int64_t terms =
-        kernel && kernel->emitter == "reduction" ? emitters::ReassociatedTerms(analysis) : 1;
+    int64_t terms = kernel ? emitters::ReassociatedTerms(analysis, *kernel) : 1;
     auto compiled =
         kernel ? codegen::CompileForHost(std::move(*kernel))
                : Expected<std::unique_ptr<codegen::HostKernel>>(std::unexpected(kernel.error()));
@@ -213,8 +212,8 @@ int RunCheck(const cli::Args& args) {
           std::cout << " (tolerance " << tolerance["relative"].get<double>() << " relative, "
                     << tolerance["absolute"].get<double>() << " absolute";
           if (tolerance["reassociated_terms"].get<int64_t>() > 1) {
-            std::cout << ", sums of " << tolerance["reassociated_terms"].get<int64_t>()
-                      << " terms in another order";
+            std::cout << ", up to " << tolerance["reassociated_terms"].get<int64_t>()
+                      << " terms combined in another order";
           }
           std::cout << ")";
         }
@@ -277,9 +276,9 @@ Subcommand CheckSubcommand() {
       .Epilog(
           "Integers and pred must match exactly; floats within a few units in the last\n"
           "place of their type; NaNs and infinities must match. A reduction kernel sums in\n"
-          "a tree, the evaluator in order: its float tolerance grows with log2 of the terms\n"
-          "per output and with the largest expected magnitude, and each result line says\n"
-          "the tolerance it used. Exit status 0 only when every config checked passed.\n\n" +
+          "a tree and a scatter kernel with atomics in any order, the evaluator in order:\n"
+          "their float tolerance grows with log2 of the terms per output and with the\n"
+          "largest expected magnitude, and each result line says the tolerance it used. Exit status 0 only when every config checked passed.\n\n" +
           FusionInputHelp());
   return {std::move(command), &RunCheck};
 }

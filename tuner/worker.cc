@@ -269,9 +269,9 @@ class Worker {
 
   // Compares `outputs` with the reference: {"status": "ok", compile_ms,
   // verification_error} or the failure.
-  // Elements each output reduces in another order than the reference (reduction kernels).
+  // Values each output combines in another order than the reference (reductions, scatters).
   int64_t TermsOf(const emitters::KernelIR& kernel) const {
-    return kernel.emitter == "reduction" ? emitters::ReassociatedTerms(analysis_) : 1;
+    return emitters::ReassociatedTerms(analysis_, kernel);
   }
 
   nlohmann::json Verify(const std::vector<hlo::Literal>& outputs, const nlohmann::json& request,

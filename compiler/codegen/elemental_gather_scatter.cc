@@ -206,4 +206,42 @@ Expected<ScalarValue> EmitScatterElement(ElementalEmitter& emitter, const HloIns
   return result[std::max<int64_t>(tuple_index, 0)];
 }
 
+Expected<std::pair<llvm::Value*, std::vector<AffineExpr>>> ScatterTarget(
+    ElementalEmitter& emitter, const HloInstruction& scatter,
+    std::span<const AffineExpr> update_index) {
+  const hlo::ScatterDimensions& s = *scatter.attributes().scatter;
+  const HloInstruction& indices = *scatter.operand(1);
+  const hlo::Shape& operand_shape = scatter.operand(0)->shape();
+  const hlo::Shape& update_shape = scatter.operand(2)->shape();
+  llvm::IRBuilder<>& b = emitter.builder();
+  std::vector<AffineExpr> batch;   // the update's scatter dims
+  std::vector<AffineExpr> window;  // its window dims
+  for (int64_t d = 0; d < update_shape.rank(); ++d) {
+    (Contains(s.update_window_dims, d) ? window : batch).push_back(update_index[d]);
+  }
+  std::vector<llvm::Value*> start(operand_shape.rank(), b.getInt64(0));
+  for (size_t k = 0; k < s.scatter_dims_to_operand_dims.size(); ++k) {
+    TS_ASSIGN_OR_RETURN(
+        start[s.scatter_dims_to_operand_dims[k]],
+        StartComponent(emitter, indices, s.index_vector_dim, batch, static_cast<int64_t>(k)));
+  }
+  llvm::Value* fits = b.getTrue();
+  std::vector<AffineExpr> target;
+  size_t next_window = 0;
+  for (int64_t d = 0; d < operand_shape.rank(); ++d) {
+    bool is_window = !Contains(s.inserted_window_dims, d);
+    int64_t extent = is_window ? update_shape.dim(s.update_window_dims[next_window]) : 1;
+    int64_t upper = operand_shape.dim(d) - extent;
+    fits = b.CreateAnd(fits, b.CreateICmpSGE(start[d], b.getInt64(0)));
+    fits = b.CreateAnd(fits, b.CreateICmpSLE(start[d], b.getInt64(upper)));
+    // Inside the window's range once it fits: the clamp only keeps the address in bounds
+    // for the code that the branch skips.
+    AffineExpr origin =
+        emitter.env().AddVariable(ClampIndex(b, start[d], 0, std::max<int64_t>(upper, 0)),
+                                  Interval{0, std::max<int64_t>(upper, 0)});
+    target.push_back(is_window ? origin + window[next_window++] : origin);
+  }
+  return std::pair{fits, std::move(target)};
+}
+
 }  // namespace tilesmith::codegen

@@ -139,6 +139,12 @@ llvm::Value* ConstraintsHold(ElementalEmitter& emitter, const analysis::Indexing
                              std::span<const analysis::AffineExpr> index,
                              std::span<const analysis::AffineExpr> symbols);
 
+/// Where update element `update_index` of `scatter` (one operand, one update) lands: the
+/// operand index, and an i1 that holds when the update's whole window fits the operand.
+Expected<std::pair<llvm::Value*, std::vector<analysis::AffineExpr>>> ScatterTarget(
+    ElementalEmitter& emitter, const hlo::HloInstruction& scatter,
+    std::span<const analysis::AffineExpr> update_index);
+
 /// Packs values into one struct so a branch or loop can carry them as one; Unpack splits it.
 llvm::Value* Pack(llvm::IRBuilderBase& builder, std::span<const ScalarValue> values);
 std::vector<ScalarValue> Unpack(llvm::IRBuilderBase& builder, llvm::Value* packed,

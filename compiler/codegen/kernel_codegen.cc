@@ -413,6 +413,33 @@ class BodyEmitter {
     return CombinePresent(*elemental_, *combine.hero, lhs, rhs);
   }
 
+  // One update element combined into the output where its window fits.
+  Status EmitScatter(const emitters::ScatterStmt& scatter, std::span<const AffineExpr> index) {
+    std::vector<AffineExpr> update_index = Indices(scatter.update_index, index);
+    TS_ASSIGN_OR_RETURN(auto target, ScatterTarget(*elemental_, *scatter.hero, update_index));
+    const BufferRef& output = buffers_[scatter.buffer];
+    return EmitIf(builder_, target.first, [&]() -> Status {
+      elemental_->PushScope();
+      auto combine = [&]() -> Status {
+        TS_ASSIGN_OR_RETURN(ScalarValue update,
+                            elemental_->EmitElement(*scatter.hero->operand(2), update_index));
+        if (scatter.atomic) {
+          return elemental_->AtomicUpdate(
+              output, target.second, AtomicBinOp(scatter.op, output.shape->element_type()), update);
+        }
+        TS_ASSIGN_OR_RETURN(ScalarValue current, elemental_->Load(output, target.second));
+        std::vector<ScalarValue> args = {current, update};
+        TS_ASSIGN_OR_RETURN(
+            std::vector<ScalarValue> combined,
+            elemental_->CallScalarComputation(*scatter.hero->called_computation(), args));
+        return elemental_->Store(output, target.second, combined[0]);
+      };
+      Status status = combine();
+      elemental_->PopScope();
+      return status;
+    });
+  }
+
   Status EmitStatements(const LoopStmt& loop, std::span<const AffineExpr> index, Segment segment) {
     Values values;
     llvm::Value* thread = segment.host_segments ? LinearThreadId() : nullptr;
@@ -486,6 +513,8 @@ class BodyEmitter {
           TS_ASSIGN_OR_RETURN(ScalarValue value, Resolve(values, store->value));
           return elemental_->Store(shared_[store->alloc], Indices(store->indices, index), value);
         }));
+      } else if (const auto* scatter = std::get_if<emitters::ScatterStmt>(&stmt)) {
+        TS_RETURN_IF_ERROR(EmitScatter(*scatter, index));
       } else if (const auto* atomic = std::get_if<emitters::AtomicStmt>(&stmt)) {
         TS_RETURN_IF_ERROR(Predicated(atomic->predicates, index, [&]() -> Status {
           TS_ASSIGN_OR_RETURN(ScalarValue value, Resolve(values, atomic->value));

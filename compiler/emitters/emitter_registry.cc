@@ -1,5 +1,6 @@
 #include "compiler/emitters/emitter_registry.h"
 
+#include <algorithm>
 #include <memory>
 
 #include "compiler/emitters/concatenate_emitter.h"
@@ -7,6 +8,7 @@
 #include "compiler/emitters/input_slices_emitter.h"
 #include "compiler/emitters/loop_emitter.h"
 #include "compiler/emitters/reduction_emitter.h"
+#include "compiler/emitters/scatter_emitter.h"
 #include "compiler/emitters/transpose_emitter.h"
 
 namespace tilesmith::emitters {
@@ -23,6 +25,7 @@ const std::vector<std::unique_ptr<Emitter>>& Registry() {
     list->push_back(MakeDynamicUpdateSliceEmitter());
     list->push_back(MakeInputSlicesEmitter());
     list->push_back(MakeReductionEmitter());
+    list->push_back(MakeScatterEmitter());
     return list;
   }();
   return *emitters;
@@ -68,6 +71,22 @@ Expected<KernelIR> EmitKernel(const analysis::FusionAnalysis& analysis,
 std::vector<SpaceEntry> ConfigSpace(const analysis::FusionAnalysis& analysis,
                                     const DeviceInfo& device) {
   return EmitterFor(analysis).Space(analysis, device);
+}
+
+int64_t ReassociatedTerms(const analysis::FusionAnalysis& analysis, const KernelIR& kernel) {
+  if (kernel.emitter == "reduction") return ReassociatedTerms(analysis);
+  if (kernel.emitter == "scatter") {
+    // Updates that land on one element are combined in the order the atomics happen.
+    const hlo::HloInstruction* scatter = analysis.roots.front();
+    const hlo::Shape& updates = scatter->operand(2)->shape();
+    std::span<const int64_t> window = scatter->attributes().scatter->update_window_dims;
+    int64_t count = 1;
+    for (int64_t d = 0; d < updates.rank(); ++d) {
+      if (std::find(window.begin(), window.end(), d) == window.end()) count *= updates.dim(d);
+    }
+    return count;
+  }
+  return 1;
 }
 
 }  // namespace tilesmith::emitters

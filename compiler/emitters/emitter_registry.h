@@ -38,4 +38,9 @@ Expected<KernelIR> EmitKernel(const analysis::FusionAnalysis& analysis,
 std::vector<SpaceEntry> ConfigSpace(const analysis::FusionAnalysis& analysis,
                                     const DeviceInfo& device);
 
+/// How many values each output element of `kernel` combines in another order than the
+/// evaluator (a reduction's tree, a scatter's atomics), for the comparison's float tolerance;
+/// 1 when the kernel computes every element as the evaluator does.
+int64_t ReassociatedTerms(const analysis::FusionAnalysis& analysis, const KernelIR& kernel);
+
 }  // namespace tilesmith::emitters

@@ -113,6 +113,11 @@ std::string StatementText(const KernelIR& kernel, const BodyStmt& stmt,
            (combine->presence ? " = combine_present @" : " = combine @") + combine->hero->name() +
            " (" + list(combine->lhs) + "), (" + list(combine->rhs) + ")";
   }
+  if (const auto* scatter = std::get_if<ScatterStmt>(&stmt)) {
+    return "scatter @" + scatter->hero->name() + " %" + kernel.buffers[scatter->buffer].name +
+           " at update[" + IndexList(scatter->update_index, names) + "]" +
+           (scatter->atomic ? " atomic_" + std::string(AtomicOpName(scatter->op)) : "");
+  }
   const auto& atomic = std::get<AtomicStmt>(stmt);
   return "atomic_" + std::string(AtomicOpName(atomic.op)) + " %" +
          kernel.buffers[atomic.buffer].name + "[" + IndexList(atomic.indices, names) +

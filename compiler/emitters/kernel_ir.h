@@ -181,8 +181,21 @@ struct CombineStmt {
   bool presence = false;
 };
 
+/// `scatter @hero %buffer at update[indices…] [atomic_add]`: the update element at `indices`
+/// (affine in the loop's results) combined into the element of `buffer` (the scatter's
+/// output, which starts as its operand) that its window puts it at, read from the
+/// scatter's indices at run time; skipped when the window does not fit, as XLA does. With
+/// `atomic`, the combine is one atomic read-modify-write (non-unique indices).
+struct ScatterStmt {
+  const hlo::HloInstruction* hero = nullptr;  // a kScatter with one operand and one update
+  int64_t buffer = 0;
+  std::vector<analysis::AffineExpr> update_index;
+  bool atomic = false;
+  AtomicOp op = AtomicOp::kAdd;
+};
+
 using BodyStmt = std::variant<CallStmt, StoreStmt, SharedLoadStmt, SharedStoreStmt, ShuffleStmt,
-                              AtomicStmt, ReduceStmt, CombineStmt>;
+                              AtomicStmt, ReduceStmt, CombineStmt, ScatterStmt>;
 
 /// Per-thread loop: for this thread's launch ids, every symbol assignment in the map's
 /// domain that satisfies its constraints runs the body once, with the map's results as the

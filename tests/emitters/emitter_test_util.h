@@ -65,7 +65,7 @@ inline std::string HostMismatch(const hlo::HloComputation& fusion, const nlohman
   flatten(*expected);
   if (leaves.size() != outputs->size()) return "output count differs";
   // A reduction kernel sums in a tree, the evaluator in order.
-  int64_t terms = (*compiled)->kernel().emitter == "reduction" ? ReassociatedTerms(analysis) : 1;
+  int64_t terms = ReassociatedTerms(analysis, (*compiled)->kernel());
   for (size_t i = 0; i < leaves.size(); ++i) {
     hlo::Comparison comparison = hlo::CompareLiterals((*outputs)[i], *leaves[i], terms);
     if (!comparison.matches) {
