@@ -85,6 +85,22 @@ struct PreparedKernel {
     kernel->Run(pointers);  // warm-up
     return Best(repetitions, [&] { kernel->Run(pointers); });
   }
+
+  /// As Time, with the caches flushed before each repetition (a write over more bytes than
+  /// any last-level cache here, untimed), so inputs smaller than the cache still come from
+  /// memory, as the copy bandwidth's do.
+  double TimeFromMemory(int repetitions) {
+    static Buffer flush(size_t{96} << 20);
+    kernel->Run(pointers);  // warm-up
+    double best = 1e30;
+    for (int i = 0; i < repetitions; ++i) {
+      std::memset(flush.data, i, flush.size);
+      auto start = Clock::now();
+      kernel->Run(pointers);
+      best = std::min(best, Seconds(start));
+    }
+    return best;
+  }
 };
 
 inline PreparedKernel Prepare(const hlo::HloComputation& fusion,

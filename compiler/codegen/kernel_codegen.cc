@@ -337,60 +337,87 @@ class BodyEmitter {
 
   // A thread's partial reduction: the accumulators start at the hero's init values (or, with
   // presence, empty) and fold in every point of the elements map's symbols whose constraints
-  // hold, read from the hero's operands or from shared partials.
+  // hold, read from the hero's operands or from shared partials; with lanes, into the
+  // accumulator set the last symbol picks.
   Expected<std::vector<ScalarValue>> EmitPartialReduce(const emitters::ReduceStmt& reduce,
                                                        std::span<const AffineExpr> index) {
+    TS_ASSIGN_OR_RETURN(std::vector<ScalarValue> lane,
+                        InitValues(*elemental_, *reduce.hero, reduce.presence, false));
+    size_t width = lane.size();
+    std::vector<hlo::PrimitiveType> types;
+    for (const ScalarValue& value : lane) types.push_back(value.type);
+    std::vector<ScalarValue> initial;
+    for (int64_t l = 0; l < reduce.lanes; ++l)
+      initial.insert(initial.end(), lane.begin(), lane.end());
+    const analysis::IndexingMap& map = reduce.elements;
+    if (reduce.lanes > 1 &&
+        (map.symbol_count() == 0 || reduce.lanes > kMaxUnrolledSymbolRange ||
+         map.symbol(map.symbol_count() - 1).range.NumElements() != reduce.lanes)) {
+      return MakeError(ErrorCode::kInternal, "a reduce's lanes must be its last, unrolled symbol");
+    }
+    auto fold = [&](std::span<const AffineExpr> bound,
+                    std::vector<ScalarValue> all) -> Expected<std::vector<ScalarValue>> {
+      size_t set = reduce.lanes > 1 ? static_cast<size_t>(bound.back().value()) : 0;
+      std::vector<ScalarValue> accumulators(all.begin() + set * width,
+                                            all.begin() + (set + 1) * width);
+      TS_ASSIGN_OR_RETURN(std::vector<ScalarValue> next,
+                          FoldPoint(reduce, index, bound, std::move(accumulators), types));
+      std::copy(next.begin(), next.end(), all.begin() + set * width);
+      return all;
+    };
+    return FoldOverSymbols(*elemental_, map, std::move(initial), kMaxUnrolledSymbolRange, fold);
+  }
+
+  // One point of a partial reduction: where the elements map's constraints hold, the
+  // element (the hero's operands there, or shared partials) folded into `accumulators`.
+  Expected<std::vector<ScalarValue>> FoldPoint(const emitters::ReduceStmt& reduce,
+                                               std::span<const AffineExpr> index,
+                                               std::span<const AffineExpr> bound,
+                                               std::vector<ScalarValue> accumulators,
+                                               std::span<const hlo::PrimitiveType> types) {
     const hlo::HloInstruction& hero = *reduce.hero;
     int64_t outputs = hero.operand_count() / 2;
     bool shared_presence = reduce.presence && !reduce.from_shared.empty();
-    TS_ASSIGN_OR_RETURN(std::vector<ScalarValue> initial,
-                        InitValues(*elemental_, hero, reduce.presence, false));
-    std::vector<hlo::PrimitiveType> types;
-    for (const ScalarValue& value : initial) types.push_back(value.type);
     const analysis::IndexingMap& map = reduce.elements;
-    auto fold = [&](std::span<const AffineExpr> bound,
-                    std::vector<ScalarValue> accumulators) -> Expected<std::vector<ScalarValue>> {
-      std::vector<AffineExpr> at;
-      for (const AffineExpr& result : map.results()) {
-        at.push_back(elemental_->Simplify(result.Substitute(index, bound)));
-      }
-      llvm::Value* inside = nullptr;
-      for (const analysis::Constraint& constraint : map.constraints()) {
-        inside = And(inside, Holds(constraint.expr.Substitute(index, bound), constraint.range));
-      }
-      auto step = [&]() -> Expected<llvm::Value*> {
-        elemental_->PushScope();
-        std::vector<ScalarValue> elements;
-        for (int64_t i = 0; i < outputs + (shared_presence ? 1 : 0); ++i) {
-          Expected<ScalarValue> element =
-              reduce.from_shared.empty() ? elemental_->EmitElement(*hero.operand(i), at)
-                                         : elemental_->Load(shared_[reduce.from_shared[i]], at);
-          if (!element) {
-            elemental_->PopScope();
-            return std::unexpected(element.error());
-          }
-          elements.push_back(*element);
+    std::vector<AffineExpr> at;
+    for (const AffineExpr& result : map.results()) {
+      at.push_back(elemental_->Simplify(result.Substitute(index, bound)));
+    }
+    llvm::Value* inside = nullptr;
+    for (const analysis::Constraint& constraint : map.constraints()) {
+      inside = And(inside, Holds(constraint.expr.Substitute(index, bound), constraint.range));
+    }
+    auto step = [&]() -> Expected<llvm::Value*> {
+      elemental_->PushScope();
+      std::vector<ScalarValue> elements;
+      for (int64_t i = 0; i < outputs + (shared_presence ? 1 : 0); ++i) {
+        Expected<ScalarValue> element = reduce.from_shared.empty()
+                                            ? elemental_->EmitElement(*hero.operand(i), at)
+                                            : elemental_->Load(shared_[reduce.from_shared[i]], at);
+        if (!element) {
+          elemental_->PopScope();
+          return std::unexpected(element.error());
         }
-        if (reduce.presence && !shared_presence) {
-          elements.push_back({builder_.getTrue(), hlo::PrimitiveType::kPred});
-        }
-        auto next = reduce.presence ? CombinePresent(*elemental_, hero, accumulators, elements)
-                                    : ApplyReducer(*elemental_, hero, accumulators, elements);
-        elemental_->PopScope();
-        if (!next) return std::unexpected(next.error());
-        return Pack(builder_, *next);
-      };
-      if (inside == nullptr) {
-        TS_ASSIGN_OR_RETURN(llvm::Value * packed, step());
-        return Unpack(builder_, packed, types);
+        elements.push_back(*element);
       }
-      TS_ASSIGN_OR_RETURN(llvm::Value * packed,
-                          EmitIfElse(builder_, inside, step, [&]() -> Expected<llvm::Value*> {
-                            return Pack(builder_, accumulators);
-                          }));
-      return Unpack(builder_, packed, types);
+      if (reduce.presence && !shared_presence) {
+        elements.push_back({builder_.getTrue(), hlo::PrimitiveType::kPred});
+      }
+      auto next = reduce.presence ? CombinePresent(*elemental_, hero, accumulators, elements)
+                                  : ApplyReducer(*elemental_, hero, accumulators, elements);
+      elemental_->PopScope();
+      if (!next) return std::unexpected(next.error());
+      return Pack(builder_, *next);
     };
-    return FoldOverSymbols(*elemental_, map, std::move(initial), kMaxUnrolledSymbolRange, fold);
+    if (inside == nullptr) {
+      TS_ASSIGN_OR_RETURN(llvm::Value * packed, step());
+      return Unpack(builder_, packed, types);
+    }
+    TS_ASSIGN_OR_RETURN(llvm::Value * packed,
+                        EmitIfElse(builder_, inside, step, [&]() -> Expected<llvm::Value*> {
+                          return Pack(builder_, accumulators);
+                        }));
+    return Unpack(builder_, packed, types);
   }
 
   Expected<std::vector<ScalarValue>> Combine(const emitters::CombineStmt& combine,
@@ -483,8 +510,9 @@ class BodyEmitter {
         const auto* reduce = std::get_if<emitters::ReduceStmt>(&stmt);
         const auto* combine = std::get_if<emitters::CombineStmt>(&stmt);
         int64_t first = reduce ? reduce->first_value : combine->first_value;
-        size_t count = reduce ? static_cast<size_t>(reduce->hero->operand_count() / 2) +
-                                    (reduce->presence ? 1 : 0)
+        size_t count = reduce ? (static_cast<size_t>(reduce->hero->operand_count() / 2) +
+                                 (reduce->presence ? 1 : 0)) *
+                                    static_cast<size_t>(reduce->lanes)
                               : combine->rhs.size();
         if (replay) {
           for (size_t i = 0; i < count; ++i) {

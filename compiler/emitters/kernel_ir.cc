@@ -93,7 +93,8 @@ std::string StatementText(const KernelIR& kernel, const BodyStmt& stmt,
     return text;
   };
   if (const auto* reduce = std::get_if<ReduceStmt>(&stmt)) {
-    size_t outputs = static_cast<size_t>(reduce->hero->operand_count() / 2) + reduce->presence;
+    size_t outputs = (static_cast<size_t>(reduce->hero->operand_count() / 2) + reduce->presence) *
+                     static_cast<size_t>(reduce->lanes);
     std::string text = values(reduce->first_value, outputs) +
                        (reduce->presence ? " = reduce_present @" : " = reduce @") +
                        reduce->hero->name() + " over " + reduce->elements.ToString(names);

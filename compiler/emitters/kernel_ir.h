@@ -161,12 +161,18 @@ struct AtomicStmt {
 /// identity of its reducer must see it exactly once): the statement yields one more value,
 /// a pred saying whether any element was folded, and the accumulators start at the first
 /// element. `from_shared` then names one more allocation, of the partials' presence.
+///
+/// With `lanes` > 1 the last symbol (its range `lanes`) picks one of that many independent
+/// accumulator sets, lane-major from `first_value`: chains a vector unit can run side by
+/// side (a row's vector lanes, combined afterwards) or separate results (a column tile's
+/// vector of columns).
 struct ReduceStmt {
   const hlo::HloInstruction* hero = nullptr;  // a kReduce
   analysis::IndexingMap elements;             // (enclosing loop's results)[symbols] -> index
   std::vector<int64_t> from_shared = {};
   int64_t first_value = 0;
   bool presence = false;
+  int64_t lanes = 1;
 };
 
 /// `%v<first>.. = combine @hero (%lhs…), (%rhs…)`: the hero's reducer applied to two partial

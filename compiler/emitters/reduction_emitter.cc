@@ -158,9 +158,11 @@ class ReductionKernelBuilder {
                                                 {w, Interval::ForSize(sizes_[2])}};
     std::vector<std::vector<int64_t>> values;
     for (const HloInstruction* hero : heroes_) {
+      // One accumulator set per vector lane (independent chains), then combined.
       TS_ASSIGN_OR_RETURN(
-          int64_t first_value,
-          AddPartialReduce(loop, hero, symbols, {AffineExpr::Symbol(0), h, w}, bounds));
+          int64_t lanes_value,
+          AddPartialReduce(loop, hero, symbols, {AffineExpr::Symbol(0), h, w}, bounds, c.vector));
+      int64_t first_value = CombineLanes(loop, hero, lanes_value, c.vector);
       values.push_back(Shuffled(loop, hero, first_value, std::min(kWarp, c.threads_x)));
     }
     if (c.threads_x <= kWarp) {
@@ -213,20 +215,22 @@ class ReductionKernelBuilder {
     int64_t per_part = CeilDiv(steps, c.split);
     AffineExpr step = AffineExpr::Dim(4) * per_part + AffineExpr::Symbol(0);
     AffineExpr h = (step * unroll + AffineExpr::Symbol(1)) * c.threads_y + AffineExpr::Dim(2);
-    std::vector<Interval> symbols = {Interval::ForSize(per_part), Interval::ForSize(unroll)};
+    // The vector's columns are lanes of one partial reduction: one accumulator set each.
+    std::vector<Interval> symbols = {Interval::ForSize(per_part), Interval::ForSize(unroll),
+                                     Interval::ForSize(c.vector)};
+    AffineExpr w = AffineExpr::Dim(3) + AffineExpr::Symbol(2);
+    std::vector<analysis::Constraint> bounds = {{h, Interval::ForSize(sizes_[1])},
+                                                {w, Interval::ForSize(sizes_[2])}};
     for (size_t k = 0; k < heroes_.size(); ++k) {
+      TS_ASSIGN_OR_RETURN(int64_t first_value,
+                          AddPartialReduce(loop, heroes_[k], symbols, {AffineExpr::Dim(0), h, w},
+                                           bounds, c.vector));
       for (int64_t v = 0; v < c.vector; ++v) {
-        AffineExpr w = AffineExpr::Dim(3) + v;
-        std::vector<analysis::Constraint> bounds = {{h, Interval::ForSize(sizes_[1])},
-                                                    {w, Interval::ForSize(sizes_[2])}};
-        TS_ASSIGN_OR_RETURN(
-            int64_t first_value,
-            AddPartialReduce(loop, heroes_[k], symbols, {AffineExpr::Dim(0), h, w}, bounds));
         for (int64_t i = 0; i < Width(heroes_[k]); ++i) {
           loop.body.push_back(
               SharedStoreStmt{shared_of_[k][i],
                               {AffineExpr::Dim(2), AffineExpr::Dim(1) * c.vector + v},
-                              first_value + i});
+                              first_value + v * Width(heroes_[k]) + i});
         }
       }
     }
@@ -305,20 +309,45 @@ class ReductionKernelBuilder {
                                  Interval::ForSize(int64_t{1} << 40));
   }
 
-  // `%v.. = reduce @hero` over the hero's operands at `[D, H, W]` coordinates.
+  // `%v.. = reduce @hero` over the hero's operands at `[D, H, W]` coordinates, with `lanes`
+  // accumulator sets picked by the last symbol.
   Expected<int64_t> AddPartialReduce(LoopStmt& loop, const HloInstruction* hero,
                                      const std::vector<Interval>& symbols,
                                      const std::array<AffineExpr, 3>& coordinates,
-                                     std::vector<analysis::Constraint> bounds) {
+                                     std::vector<analysis::Constraint> bounds, int64_t lanes) {
     TS_ASSIGN_OR_RETURN(std::vector<AffineExpr> index,
                         InputIndex(hero->operand(0)->shape(), sizes_, coordinates));
     std::vector<analysis::SymbolVar> vars;
     for (Interval range : symbols) vars.push_back({range});
     analysis::IndexingMap elements(ResultDims(), vars, index, std::move(bounds));
     int64_t first_value = next_value_;
-    next_value_ += Width(hero);
-    loop.body.push_back(ReduceStmt{hero, std::move(elements), {}, first_value, presence_});
+    next_value_ += Width(hero) * lanes;
+    loop.body.push_back(ReduceStmt{hero, std::move(elements), {}, first_value, presence_, lanes});
     return first_value;
+  }
+
+  // Folds `lanes` accumulator sets (lane-major from `first_value`) into one, pairwise.
+  int64_t CombineLanes(LoopStmt& loop, const HloInstruction* hero, int64_t first_value,
+                       int64_t lanes) {
+    std::vector<int64_t> sets;
+    for (int64_t l = 0; l < lanes; ++l) sets.push_back(first_value + l * Width(hero));
+    while (sets.size() > 1) {
+      std::vector<int64_t> next;
+      for (size_t i = 0; i + 1 < sets.size(); i += 2) {
+        std::vector<int64_t> lhs;
+        std::vector<int64_t> rhs;
+        for (int64_t j = 0; j < Width(hero); ++j) {
+          lhs.push_back(sets[i] + j);
+          rhs.push_back(sets[i + 1] + j);
+        }
+        next.push_back(next_value_);
+        loop.body.push_back(CombineStmt{hero, lhs, rhs, next_value_, presence_});
+        next_value_ += Width(hero);
+      }
+      if (sets.size() % 2 == 1) next.push_back(sets.back());
+      sets = std::move(next);
+    }
+    return sets.front();
   }
 
   // A butterfly over `lanes` lanes (offsets lanes/2 … 1): every lane ends with the group's

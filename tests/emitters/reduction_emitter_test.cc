@@ -48,7 +48,8 @@ TEST(ReductionEmitterTest, SpecRowExampleGetsXlasLaunch) {
   EXPECT_EQ(kernel->shared.size(), 1u);
   EXPECT_EQ(kernel->SharedBytes(), 2 * 4 * 4);
   std::string text = kernel->ToString();
-  EXPECT_NE(text.find("shfl.bfly %v0, 16"), std::string::npos) << text;
+  EXPECT_NE(text.find("reduce @r over"), std::string::npos) << text;
+  EXPECT_NE(text.find(", 16\n"), std::string::npos) << "a butterfly from distance 16\n" << text;
   EXPECT_NE(text.find("from shared %partials0"), std::string::npos) << text;
   EXPECT_EQ(HostMismatch(*module->fusion(), nullptr), "");
 }
