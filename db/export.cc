@@ -231,7 +231,9 @@ Status CheckHeader(const json& document) {
   if (version == document.end() || !version->is_number_integer()) {
     return InvalidArgument("the export has no integer \"schema_version\"");
   }
-  if (version->get<int64_t>() != kSchemaVersion) {
+  // Version 2 added only the jobs table, which exports do not carry: a version-1 export
+  // holds the same records.
+  if (version->get<int64_t>() < 1 || version->get<int64_t>() > kSchemaVersion) {
     return MakeError(ErrorCode::kFailedPrecondition,
                      "the export has schema version " + version->dump() +
                          " but this tilesmith's results schema is version " +

@@ -75,14 +75,18 @@ CREATE INDEX measurements_by_device ON measurements (device_key, compiler_versio
 -- last; shared bytes; threads per block), then the lower config hash. measured_at and uid
 -- only make the row unique. default_median_us is the fastest verified trial marked
 -- is_default.
-CREATE VIEW best_results AS
-WITH verified AS (
+)sql";
+
+// The best_results view's query in two halves: BestResultsQuery puts a filter on the
+// trials between them; the view itself has none.
+constexpr std::string_view kBestResultsHead = R"sql(WITH verified AS (
   SELECT m.*, c.emitter, c.config_json,
          json_extract(m.compile_stats, '$.registers') AS registers,
          coalesce(json_extract(m.compile_stats, '$.threads_per_block'), 0) AS threads,
          coalesce(json_extract(m.compile_stats, '$.shared_bytes'), 0) AS shared_bytes
   FROM measurements AS m JOIN configs AS c USING (fingerprint, config_hash)
-  WHERE m.status = 'ok'
+  WHERE m.status = 'ok')sql";
+constexpr std::string_view kBestResultsTail = R"sql(
 ),
 fastest AS (
   SELECT fingerprint, device_key, compiler_version, median_us AS fastest_us,
@@ -110,13 +114,42 @@ SELECT r.fingerprint, k.name AS kernel_name, r.device_key, r.compiler_version, r
            AND d.compiler_version = r.compiler_version AND d.status = 'ok'
            AND d.is_default = 1) AS default_median_us
 FROM ranked AS r JOIN kernels AS k USING (fingerprint)
-WHERE r.position = 1;
+WHERE r.position = 1)sql";
+
+Status CreateVersion1(sqlite::Connection& connection) {
+  return connection.Execute(std::string(kSchemaV1) + "CREATE VIEW best_results AS\n" +
+                            BestResultsQuery("") + ";\n");
+}
+
+// The service's tuning jobs (db/jobs.h). No foreign keys: a job exists before its kernel
+// and device rows, which the tuner puts when the job starts.
+constexpr std::string_view kSchemaV2 = R"sql(
+CREATE TABLE jobs (
+  id TEXT PRIMARY KEY CHECK (length(id) = 32),
+  dedupe_key TEXT NOT NULL,
+  state TEXT NOT NULL CHECK (state IN ('queued', 'running', 'done', 'failed', 'cancelled')),
+  fingerprint TEXT NOT NULL CHECK (length(fingerprint) = 64),
+  device_key TEXT NOT NULL,
+  compiler_version TEXT NOT NULL,
+  target TEXT NOT NULL,
+  source_format TEXT NOT NULL CHECK (source_format IN ('hlo', 'ascgraph')),
+  fusion_text TEXT NOT NULL,
+  options TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(options)),
+  progress TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(progress)),
+  result TEXT CHECK (result IS NULL OR json_valid(result)),
+  error TEXT NOT NULL DEFAULT '',
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL
+);
+CREATE INDEX jobs_by_state ON jobs (state, created_at);
+CREATE INDEX jobs_by_dedupe_key ON jobs (dedupe_key, state);
 )sql";
 
-Status CreateVersion1(sqlite::Connection& connection) { return connection.Execute(kSchemaV1); }
+Status CreateVersion2(sqlite::Connection& connection) { return connection.Execute(kSchemaV2); }
 
 constexpr Migration kMigrations[] = {
     {1, "devices, kernels, configs, measurements, best_results", &CreateVersion1},
+    {2, "jobs", &CreateVersion2},
 };
 static_assert(std::size(kMigrations) == kSchemaVersion, "one migration per schema version");
 
@@ -138,6 +171,12 @@ Status RecordVersion(sqlite::Connection& connection, const Migration& migration)
 }  // namespace
 
 std::span<const Migration> Migrations() { return kMigrations; }
+
+std::string BestResultsQuery(std::string_view filter) {
+  std::string query(kBestResultsHead);
+  if (!filter.empty()) query += " AND " + std::string(filter);
+  return query + std::string(kBestResultsTail);
+}
 
 Expected<int> ReadSchemaVersion(sqlite::Connection& connection) {
   TS_ASSIGN_OR_RETURN(bool versioned, TableExists(connection, "schema_version"));

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "db/sqlite_connection.h"
@@ -20,6 +21,12 @@ struct Migration {
   std::string_view description;
   Status (*apply)(sqlite::Connection& connection);
 };
+
+/// The query behind the `best_results` view, with `filter` (SQL over the trials `m`, e.g.
+/// `m.fingerprint = ?`; empty: none) applied before ranking. Filtering on key columns gives
+/// the view's rows for those keys, without the scan of every trial that SQLite does when a
+/// WHERE meets the view's window functions.
+std::string BestResultsQuery(std::string_view filter);
 
 /// Every migration of this code, version 1 first; the last is kSchemaVersion.
 std::span<const Migration> Migrations();

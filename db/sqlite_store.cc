@@ -361,8 +361,7 @@ Expected<std::vector<KernelSummary>> SqliteStore::ListKernels(const ResultFilter
 Expected<std::vector<BestResult>> SqliteStore::QueryBest(const std::string& where,
                                                          const std::vector<std::string>& values) {
   std::string sql = "SELECT " + std::string(kMeasurementColumns) +
-                    ", kernel_name, default_median_us FROM best_results";
-  if (!where.empty()) sql += " WHERE " + where;
+                    ", kernel_name, default_median_us FROM (" + BestResultsQuery(where) + ")";
   sql += " ORDER BY kernel_name, fingerprint, device_key, compiler_version";
   std::lock_guard lock(mutex_);
   TS_ASSIGN_OR_RETURN(Statement query, connection_->Prepare(sql));
@@ -379,14 +378,14 @@ Expected<std::vector<BestResult>> SqliteStore::QueryBest(const std::string& wher
 
 Expected<std::optional<BestResult>> SqliteStore::Best(const ResultKey& key) {
   TS_ASSIGN_OR_RETURN(std::vector<BestResult> results,
-                      QueryBest("fingerprint = ? AND device_key = ? AND compiler_version = ?",
+                      QueryBest("m.fingerprint = ? AND m.device_key = ? AND m.compiler_version = ?",
                                 {key.fingerprint, key.device_key, key.compiler_version}));
   if (results.empty()) return std::optional<BestResult>();
   return std::move(results.front());
 }
 
 Expected<std::vector<BestResult>> SqliteStore::ListBest(const ResultFilter& filter) {
-  Conditions where = FilterConditions(filter, "");
+  Conditions where = FilterConditions(filter, "m.");
   return QueryBest(where.sql, where.values);
 }
 

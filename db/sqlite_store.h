@@ -47,6 +47,11 @@ class SqliteStore final : public Store {
   Expected<std::vector<MeasurementRecord>> Measurements(const ResultFilter& filter) override;
   Expected<std::vector<MeasuredConfig>> MeasuredConfigs(const ResultKey& key) override;
 
+  Status PutJob(const JobRecord& job) override;  // db/sqlite_jobs.cc
+  Expected<std::optional<JobRecord>> GetJob(std::string_view id) override;
+  Expected<std::vector<JobRecord>> ListJobs(std::span<const JobState> states) override;
+  Expected<std::map<std::string, int64_t>> CountJobs() override;
+
   Expected<StoreStats> Stats() override;
   Status Vacuum() override;
 

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "db/jobs.h"
 #include "db/records.h"
 #include "support/status.h"
 
@@ -100,6 +101,15 @@ class Store {
   virtual Expected<std::vector<MeasurementRecord>> Measurements(const ResultFilter& filter) = 0;
   /// Configs with at least one trial (ok or failed) under the key, by config hash.
   virtual Expected<std::vector<MeasuredConfig>> MeasuredConfigs(const ResultKey& key) = 0;
+
+  /// Inserts or replaces the job with `job.id` (created_at kept from the first write,
+  /// updated_at set now). Durable when it returns.
+  virtual Status PutJob(const JobRecord& job) = 0;
+  virtual Expected<std::optional<JobRecord>> GetJob(std::string_view id) = 0;
+  /// Jobs in one of `states` (every job when empty), oldest first.
+  virtual Expected<std::vector<JobRecord>> ListJobs(std::span<const JobState> states) = 0;
+  /// Jobs per state name, every state included (zero counts too).
+  virtual Expected<std::map<std::string, int64_t>> CountJobs() = 0;
 
   virtual Expected<StoreStats> Stats() = 0;
   /// Reclaims free pages and truncates the write-ahead log.

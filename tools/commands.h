@@ -37,6 +37,7 @@ Subcommand SpaceSubcommand();
 Subcommand TuneSubcommand();
 Subcommand SweepSubcommand();
 Subcommand WorkerSubcommand();
+Subcommand ServeSubcommand();
 
 /// Prints `error: <message>` to stderr and returns kExitFailure.
 int ReportError(const std::string& message);

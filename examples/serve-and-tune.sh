@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The service on its embedded defaults, end to end: starts `tilesmith serve` (SQLite in
+# ./tilesmith-data/, the host target, and the GPU's architecture when nvidia-smi shows one),
+# tunes a fusion through POST /v1/tune, asks POST /v1/query for the answer, prints it and
+# the URL, then stops the server with SIGTERM (or leaves it running with --keep).
+#
+#   examples/serve-and-tune.sh [TILESMITH_BINARY] [FUSION] [--keep]
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+tilesmith="${1:-${TILESMITH_BUILD_DIR:-$root/build}/bin/tilesmith}"
+fusion="${2:-$root/configs/examples/gelu.hlo}"
+keep="${3:-}"
+targets=host
+if command -v nvidia-smi >/dev/null 2>&1; then
+  capability="$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d '. ')"
+  [ -n "$capability" ] && targets="host,cuda:sm_$capability"
+fi
+log="$(mktemp)"
+"$tilesmith" serve --port "${TILESMITH_PORT:-8470}" --targets "$targets" >"$log" 2>&2 &
+server=$!
+trap '[ -z "$keep" ] && kill -TERM "$server" 2>/dev/null; wait "$server" 2>/dev/null || true; rm -f "$log"' EXIT
+for _ in $(seq 100); do
+  url="$(grep -o 'http://[0-9.:]*' "$log" || true)"
+  [ -n "$url" ] && break
+  kill -0 "$server" 2>/dev/null || { echo "tilesmith serve did not start" >&2; exit 1; }
+  sleep 0.1
+done
+echo "== service at $url (targets $targets)" >&2
+client=("$root/examples/client.py" --url "$url")
+IFS=, read -ra served <<<"$targets"
+for target in "${served[@]}"; do
+  echo "== tune $fusion on $target through POST /v1/tune (12 candidates, best-first)" >&2
+  "${client[@]}" tune "$fusion" --target "$target" --budget 12 --strategy best-first --wait 600 |
+    python3 -c 'import json,sys; j=json.load(sys.stdin)["job"]; print(j["state"], j["progress"])'
+  echo "== the answer: POST /v1/query on $target" >&2
+  "${client[@]}" query "$fusion" --target "$target"
+done
+echo "tilesmith service: $url"

@@ -1,0 +1,508 @@
+#include "service/api.h"
+
+#include <openssl/crypto.h>
+
+#include <filesystem>
+#include <string_view>
+
+#include "support/log.h"
+#include "support/sha256.h"
+
+namespace tilesmith::service {
+namespace {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+std::string CacheKey(const db::ResultKey& key) {
+  return key.fingerprint + '\n' + key.device_key + '\n' + key.compiler_version;
+}
+
+json OptionalNumber(const std::optional<double>& value) {
+  return value ? json(*value) : json(nullptr);
+}
+
+json BestJson(const db::BestResult& best) {
+  const db::MeasurementRecord& m = best.measurement;
+  json out = {{"source", "measured"},
+              {"fingerprint", m.key.fingerprint},
+              {"name", best.kernel_name},
+              {"device", m.key.device_key},
+              {"compiler_version", m.key.compiler_version},
+              {"emitter", m.emitter},
+              {"config", m.config},
+              {"is_default", m.is_default},
+              {"compile_stats", m.compile_stats},
+              {"measured_at", m.measured_at},
+              {"default_median_us", OptionalNumber(best.default_median_us)}};
+  if (m.timing) {
+    out["median_us"] = m.timing->median_us;
+    out["p20_us"] = m.timing->p20_us;
+    out["p80_us"] = m.timing->p80_us;
+    out["min_us"] = m.timing->min_us;
+    out["max_us"] = m.timing->max_us;
+    if (best.default_median_us && m.timing->median_us > 0) {
+      out["speedup"] = *best.default_median_us / m.timing->median_us;
+    }
+  }
+  if (!m.job_id.empty()) out["job_id"] = m.job_id;
+  return out;
+}
+
+json MeasurementJson(const db::MeasurementRecord& m) {
+  json out = {{"uid", m.uid},
+              {"device", m.key.device_key},
+              {"compiler_version", m.key.compiler_version},
+              {"emitter", m.emitter},
+              {"config", m.config},
+              {"config_hash", m.config_hash},
+              {"is_default", m.is_default},
+              {"status", db::TrialStatusName(m.status)},
+              {"message", m.message},
+              {"compile_stats", m.compile_stats},
+              {"verification_error", OptionalNumber(m.verification_error)},
+              {"measured_at", m.measured_at},
+              {"job_id", m.job_id}};
+  if (m.timing) {
+    out["median_us"] = m.timing->median_us;
+    out["p20_us"] = m.timing->p20_us;
+    out["p80_us"] = m.timing->p80_us;
+    out["times_us"] = m.timing->times_us;
+  }
+  return out;
+}
+
+bool IsHex(std::string_view text) {
+  return !text.empty() && text.find_first_not_of("0123456789abcdef") == std::string_view::npos;
+}
+
+}  // namespace
+
+HttpResponse JsonResponse(int status, const json& body) {
+  HttpResponse response;
+  response.status = status;
+  response.body = body.dump(-1, ' ', false, json::error_handler_t::replace);
+  response.body += "\n";
+  return response;
+}
+
+HttpResponse ErrorResponse(int status, const std::string& message, json extra) {
+  extra["error"] = message;
+  return JsonResponse(status, extra);
+}
+
+int StatusFor(const Error& error) {
+  switch (error.code) {
+    case ErrorCode::kInvalidArgument:
+    case ErrorCode::kUnimplemented:
+    case ErrorCode::kOutOfRange:
+      return 400;
+    case ErrorCode::kNotFound:
+      return 404;
+    case ErrorCode::kFailedPrecondition:
+      return 409;
+    case ErrorCode::kResourceExhausted:
+      return 422;
+    case ErrorCode::kIo:
+    case ErrorCode::kInternal:
+      return 500;
+  }
+  return 500;
+}
+
+int NestingDepth(std::string_view text) {
+  int depth = 0, deepest = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[' || c == '(') {
+      deepest = std::max(deepest, ++depth);
+    } else if (c == '}' || c == ']' || c == ')') {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+Expected<json> ParseBody(const std::string& body, int max_nesting) {
+  if (body.empty()) return InvalidArgument("the request body is empty; expected a JSON object");
+  if (NestingDepth(body) > max_nesting) {
+    return InvalidArgument("the request nests deeper than " + std::to_string(max_nesting) +
+                           " levels");
+  }
+  try {
+    json parsed = json::parse(body);
+    if (!parsed.is_object()) return InvalidArgument("the request body must be a JSON object");
+    return parsed;
+  } catch (const json::parse_error& error) {
+    std::string message = error.what();
+    if (size_t bracket = message.find("] "); message.starts_with("[json") && bracket != 0) {
+      message = message.substr(bracket + 2);
+    }
+    return InvalidArgument("invalid JSON: " + message);
+  }
+}
+
+Expected<std::shared_ptr<const CachedBest>> BestCache::Get(db::Store& store,
+                                                           const db::ResultKey& key) {
+  std::string cache_key = CacheKey(key);
+  {
+    std::lock_guard lock(mutex_);
+    auto hit = entries_.find(cache_key);
+    if (hit != entries_.end() && Clock::now() - hit->second.loaded < ttl_) {
+      return hit->second.best;
+    }
+  }
+  auto loaded_at = Clock::now();
+  TS_ASSIGN_OR_RETURN(std::optional<db::BestResult> best, store.Best(key));
+  std::lock_guard lock(mutex_);
+  if (!best) {
+    entries_.erase(cache_key);
+    return std::shared_ptr<const CachedBest>();
+  }
+  auto cached = std::make_shared<CachedBest>();
+  cached->answer = BestJson(*best);
+  cached->body = cached->answer.dump(-1, ' ', false, json::error_handler_t::replace);
+  cached->body.pop_back();                        // the closing brace: the route adds "target"
+  if (entries_.size() > 20000) entries_.clear();  // bounded: hot keys come back at once
+  entries_[cache_key] = {cached, loaded_at};
+  return std::shared_ptr<const CachedBest>(cached);
+}
+
+void BestCache::Invalidate(const db::ResultKey& key) {
+  std::lock_guard lock(mutex_);
+  entries_.erase(CacheKey(key));
+}
+
+Api::Api(ApiOptions options, std::vector<ServedTarget> targets, db::Store& store, JobManager& jobs,
+         Metrics& metrics, Scheduler scheduler)
+    : options_(std::move(options)),
+      targets_(std::move(targets)),
+      store_(store),
+      jobs_(jobs),
+      metrics_(metrics),
+      scheduler_(std::move(scheduler)),
+      cache_(options_.cache_ttl_s) {
+  if (!options_.token.empty()) token_digest_ = *Sha256Hex(options_.token);
+}
+
+bool Api::Authorized(const HttpRequest& request) const {
+  if (token_digest_.empty()) return true;
+  constexpr std::string_view kBearer = "Bearer ";
+  std::string_view given = request.authorization;
+  if (!given.starts_with(kBearer)) return false;
+  // Digests have one length, so the comparison's time says nothing about the token.
+  auto digest = Sha256Hex(given.substr(kBearer.size()));
+  return digest && CRYPTO_memcmp(digest->data(), token_digest_.data(), token_digest_.size()) == 0;
+}
+
+const ServedTarget* Api::FindTarget(const std::string& name) const {
+  return FindServedTarget(targets_, name);
+}
+
+Expected<const ServedTarget*> Api::TargetOf(const json& body, const json& defaults) const {
+  const json* value = nullptr;
+  if (body.contains("target")) {
+    value = &body["target"];
+  } else if (defaults.contains("target")) {
+    value = &defaults["target"];
+  }
+  if (value == nullptr) {
+    if (targets_.size() == 1) return &targets_.front();
+    return InvalidArgument("\"target\" is required (this server serves several)");
+  }
+  if (!value->is_string()) return InvalidArgument("\"target\" must be a string");
+  const ServedTarget* target = FindTarget(value->get<std::string>());
+  if (target == nullptr) {
+    std::string served;
+    for (const ServedTarget& t : targets_) served += (served.empty() ? "" : ", ") + t.name;
+    return InvalidArgument("unknown target '" + value->get<std::string>() +
+                           "' (this server serves: " + served + ")");
+  }
+  return target;
+}
+
+void Api::Handle(const HttpRequest& request, Reply reply) {
+  auto start = Clock::now();
+  auto route = std::make_shared<std::string>("other");
+  Reply observed = [this, start, route, reply = std::move(reply)](HttpResponse response) {
+    metrics_.ObserveRequest(*route, response.status,
+                            std::chrono::duration<double>(Clock::now() - start).count());
+    reply(std::move(response));
+  };
+  try {
+    Route(request, observed, route.get());
+  } catch (const std::exception& error) {
+    TS_LOG(kError) << request.method << " " << request.path << ": " << error.what();
+    observed(ErrorResponse(500, std::string("internal error: ") + error.what()));
+  }
+}
+
+void Api::Route(const HttpRequest& request, const Reply& reply, std::string* route) {
+  const std::string& path = request.path;
+  const std::string& method = request.method;
+  // The route table: pattern, methods, and whether the path matches.
+  std::string id;
+  std::string allowed;
+  if (path == "/healthz" || path == "/metrics" || path == "/v1/devices" || path == "/v1/kernels") {
+    allowed = "GET";
+    *route = path;
+  } else if (path == "/v1/query" || path == "/v1/query:batch" || path == "/v1/tune") {
+    allowed = "POST";
+    *route = path;
+  } else if (path.starts_with("/v1/jobs/") && path.size() > 9 &&
+             path.find('/', 9) == std::string::npos) {
+    allowed = "GET, DELETE";
+    *route = "/v1/jobs/{id}";
+    id = path.substr(9);
+  } else if (path.starts_with("/v1/kernels/") && path.size() > 12 &&
+             path.find('/', 12) == std::string::npos) {
+    allowed = "GET";
+    *route = "/v1/kernels/{fingerprint}";
+    id = path.substr(12);
+  } else {
+    return reply(ErrorResponse(404, "no route " + path));
+  }
+  if (method.empty() || (", " + allowed + ",").find(", " + method + ",") == std::string::npos) {
+    HttpResponse response = ErrorResponse(405, "method " + method + " is not allowed on " + *route);
+    response.headers["Allow"] = allowed;
+    return reply(std::move(response));
+  }
+  if (*route != "/healthz" && !Authorized(request)) {
+    HttpResponse response = ErrorResponse(401, "a valid bearer token is required");
+    response.headers["WWW-Authenticate"] = "Bearer";
+    return reply(std::move(response));
+  }
+  if (*route == "/healthz") {
+    return reply(
+        JsonResponse(200, {{"status", "ok"}, {"compiler_version", options_.compiler_version}}));
+  }
+  if (*route == "/metrics") return reply(MetricsText());
+  if (*route == "/v1/devices") return reply(Devices());
+  if (*route == "/v1/kernels") return reply(Kernels(request));
+  if (*route == "/v1/kernels/{fingerprint}") return reply(Kernel(id));
+  if (*route == "/v1/jobs/{id}") return reply(method == "GET" ? GetJob(id) : CancelJob(id));
+  auto body = ParseBody(request.body, options_.max_nesting);
+  if (!body) return reply(ErrorResponse(400, body.error().message));
+  if (*route == "/v1/query") return reply(Query(*body));
+  if (*route == "/v1/query:batch") return reply(QueryBatch(*body));
+  Tune(*body, reply);
+}
+
+HttpResponse Api::Devices() {
+  json devices = json::array();
+  for (const ServedTarget& target : targets_) {
+    const db::DeviceRecord& record = target.device.record;
+    devices.push_back({{"target", target.name},
+                       {"id", target.device.id},
+                       {"device", record.Key()},
+                       {"name", record.name},
+                       {"cores", record.cores},
+                       {"clock_mhz", record.clock_mhz},
+                       {"memory_bandwidth_gbps", record.memory_bandwidth_gbps},
+                       {"cache_bytes", record.cache_bytes},
+                       {"can_tune", target.can_tune},
+                       {"note", target.note}});
+    if (!target.alias.empty()) devices.back()["alias"] = target.alias;
+  }
+  return JsonResponse(200, {{"devices", devices}, {"compiler_version", options_.compiler_version}});
+}
+
+Api::Found Api::Find(const json& query, const json& defaults) {
+  Found found;
+  auto fail = [&](int status, const std::string& message) {
+    found.answer = {{"status", status}, {"error", message}};
+    return found;
+  };
+  if (!query.is_object()) return fail(400, "a query must be a JSON object");
+  auto target = TargetOf(query, defaults);
+  if (!target) return fail(400, target.error().message);
+  found.target = *target;
+  auto fusion = query.find("fusion");
+  if (fusion != query.end() && fusion->is_string() &&
+      NestingDepth(fusion->get_ref<const std::string&>()) > options_.max_nesting) {
+    return fail(400,
+                "the fusion nests deeper than " + std::to_string(options_.max_nesting) + " levels");
+  }
+  auto entry = fingerprints_.Lookup(query);
+  if (!entry) return fail(StatusFor(entry.error()), entry.error().message);
+  db::ResultKey key{entry->fingerprint, (*target)->device.record.Key(), options_.compiler_version};
+  auto best = cache_.Get(store_, key);
+  if (!best) return fail(500, best.error().message);
+  if (*best) {
+    found.hit = std::move(*best);
+    return found;
+  }
+  found.answer = {{"status", 404},
+                  {"error", "no verified result for this fusion on " + (*target)->name + " under " +
+                                options_.compiler_version},
+                  {"fingerprint", entry->fingerprint},
+                  {"name", entry->name},
+                  {"target", (*target)->name}};
+  json tune = query.contains("tune_if_missing") ? query["tune_if_missing"]
+                                                : defaults.value("tune_if_missing", json(false));
+  if (tune.is_boolean() && !tune.get<bool>()) return found;
+  if (!tune.is_boolean() && !tune.is_object()) {
+    return fail(400, "\"tune_if_missing\" must be true, false or an object");
+  }
+  json tune_request = tune.is_object() ? tune : json::object();
+  for (const char* field : {"fusion", "ascgraph", "sizes"}) {
+    if (query.contains(field)) tune_request[field] = query[field];
+  }
+  tune_request["target"] = (*target)->name;
+  int status = 500;
+  auto submitted = SubmitJob(tune_request, json::object(), &status);
+  if (!submitted) {
+    found.answer["job_error"] = submitted.error().message;
+  } else {
+    found.answer["job"] = {{"id", submitted->job.id},
+                           {"state", db::JobStateName(submitted->job.state)},
+                           {"shared", submitted->shared},
+                           {"url", "/v1/jobs/" + submitted->job.id}};
+  }
+  return found;
+}
+
+json Api::Answer(const json& query, const json& defaults) {
+  Found found = Find(query, defaults);
+  if (!found.hit) return std::move(found.answer);
+  json out = found.hit->answer;
+  out["status"] = 200;
+  out["target"] = found.target->name;
+  return out;
+}
+
+HttpResponse Api::Query(const json& body) {
+  Found found = Find(body, json::object());
+  if (found.hit) {
+    HttpResponse response;
+    response.body = found.hit->body + ",\"target\":" + json(found.target->name).dump() + "}\n";
+    return response;
+  }
+  int status = found.answer["status"].get<int>();
+  found.answer.erase("status");
+  return JsonResponse(status, found.answer);
+}
+
+HttpResponse Api::QueryBatch(const json& body) {
+  auto queries = body.find("queries");
+  if (queries == body.end() || !queries->is_array()) {
+    return ErrorResponse(400, "\"queries\" must be an array of queries");
+  }
+  if (static_cast<int64_t>(queries->size()) > options_.max_batch) {
+    return ErrorResponse(413, "a batch holds at most " + std::to_string(options_.max_batch) +
+                                  " queries, not " + std::to_string(queries->size()));
+  }
+  json defaults = json::object();
+  for (const char* field : {"target", "tune_if_missing"}) {
+    if (body.contains(field)) defaults[field] = body[field];
+  }
+  json results = json::array();
+  int64_t found = 0;
+  for (const json& query : *queries) {
+    results.push_back(Answer(query, defaults));
+    found += results.back()["status"] == 200;
+  }
+  return JsonResponse(
+      200, {{"results", std::move(results)}, {"count", queries->size()}, {"found", found}});
+}
+
+HttpResponse Api::Kernels(const HttpRequest& request) {
+  db::ResultFilter filter;
+  auto target_param = request.query.find("target");
+  const ServedTarget* target = nullptr;
+  if (target_param != request.query.end()) {
+    auto resolved = TargetOf({{"target", target_param->second}}, json::object());
+    if (!resolved) return ErrorResponse(400, resolved.error().message);
+    target = *resolved;
+    filter.device_key = target->device.record.Key();
+    filter.compiler_version = options_.compiler_version;
+  }
+  auto kernels = store_.ListKernels(filter);
+  if (!kernels) return ErrorResponse(500, kernels.error().message);
+  std::map<std::string, json> best_by_fingerprint;
+  if (target != nullptr) {
+    auto best = store_.ListBest(filter);
+    if (!best) return ErrorResponse(500, best.error().message);
+    for (const db::BestResult& result : *best) {
+      best_by_fingerprint[result.measurement.key.fingerprint] = BestJson(result);
+    }
+  }
+  json list = json::array();
+  for (const db::KernelSummary& kernel : *kernels) {
+    json item = {{"fingerprint", kernel.fingerprint},
+                 {"name", kernel.name},
+                 {"source_format", kernel.source_format},
+                 {"measurements", kernel.measurements},
+                 {"ok", kernel.ok},
+                 {"failed", kernel.failed},
+                 {"best_median_us", OptionalNumber(kernel.best_median_us)}};
+    auto best = best_by_fingerprint.find(kernel.fingerprint);
+    if (best != best_by_fingerprint.end()) item["best"] = best->second;
+    list.push_back(std::move(item));
+  }
+  json out = {{"kernels", std::move(list)}};
+  if (target != nullptr) {
+    out["target"] = target->name;
+    out["device"] = *filter.device_key;
+    out["compiler_version"] = options_.compiler_version;
+  }
+  return JsonResponse(200, out);
+}
+
+HttpResponse Api::Kernel(const std::string& text) {
+  if (text.size() < 6 || text.size() > 64 || !IsHex(text)) {
+    return ErrorResponse(
+        400, "a fingerprint is 6 to 64 lowercase hex digits, not '" + text.substr(0, 80) + "'");
+  }
+  auto fingerprint =
+      text.size() == 64 ? Expected<std::string>(text) : db::ResolveFingerprint(store_, text);
+  if (!fingerprint)
+    return ErrorResponse(StatusFor(fingerprint.error()), fingerprint.error().message);
+  auto kernel = store_.GetKernel(*fingerprint);
+  if (!kernel) return ErrorResponse(500, kernel.error().message);
+  if (!*kernel) {
+    return ErrorResponse(404, "no kernel with fingerprint " + *fingerprint,
+                         {{"fingerprint", *fingerprint}});
+  }
+  db::ResultFilter filter{*fingerprint};
+  auto measurements = store_.Measurements(filter);
+  auto best = store_.ListBest(filter);
+  if (!measurements) return ErrorResponse(500, measurements.error().message);
+  if (!best) return ErrorResponse(500, best.error().message);
+  json trials = json::array();
+  for (const db::MeasurementRecord& m : *measurements) trials.push_back(MeasurementJson(m));
+  json best_list = json::array();
+  for (const db::BestResult& result : *best) best_list.push_back(BestJson(result));
+  return JsonResponse(200, {{"fingerprint", (*kernel)->fingerprint},
+                            {"name", (*kernel)->name},
+                            {"source_format", (*kernel)->source_format},
+                            {"canonical_text", (*kernel)->canonical_text},
+                            {"best", std::move(best_list)},
+                            {"measurements", std::move(trials)}});
+}
+
+HttpResponse Api::MetricsText() {
+  std::map<std::string, int64_t> jobs;
+  if (auto counted = jobs_.CountByState()) jobs = std::move(*counted);
+  int64_t bytes = 0;
+  std::error_code error;
+  for (const std::string& path : {options_.db_path, options_.db_path + "-wal"}) {
+    auto size = std::filesystem::file_size(path, error);
+    if (!error) bytes += static_cast<int64_t>(size);
+  }
+  HttpResponse response;
+  response.content_type = "text/plain; version=0.0.4";
+  response.body = metrics_.Render(jobs, bytes);
+  return response;
+}
+
+}  // namespace tilesmith::service

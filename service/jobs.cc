@@ -1,0 +1,389 @@
+#include "service/jobs.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include "compiler/hlo/canonical.h"
+#include "compiler/hlo/parser.h"
+#include "support/log.h"
+#include "support/sha256.h"
+#include "tuner/layouts.h"
+#include "tuner/session.h"
+
+namespace tilesmith::service {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+json ProgressJson(const tuner::TuneProgress& progress) {
+  return {
+      {"compiled", progress.compiled},
+      {"measured", progress.measured},
+      {"failed", progress.failed},
+      {"total", progress.planned},
+      {"best_median_us", progress.best_median_us ? json(*progress.best_median_us) : json(nullptr)},
+      {"best_config", progress.best_median_us ? progress.best_config : json(nullptr)}};
+}
+
+json SummaryJson(const std::optional<tuner::TrialSummary>& summary) {
+  if (!summary) return nullptr;
+  return {{"config", summary->config},
+          {"median_us", summary->median_us},
+          {"p20_us", summary->p20_us},
+          {"p80_us", summary->p80_us}};
+}
+
+json ResultJson(const tuner::TuneResult& result) {
+  return {{"fingerprint", result.fingerprint},
+          {"device", result.device_key},
+          {"compiler_version", result.compiler_version},
+          {"emitter", result.emitter},
+          {"space", {{"size", result.space_size}, {"candidates", result.candidates}}},
+          {"compiled", result.compiled},
+          {"compile_failed", result.compile_failed},
+          {"measured", result.measured},
+          {"failed", result.failed},
+          {"measured_now", result.measured_now},
+          {"resumed", result.resumed},
+          {"best", SummaryJson(result.best)},
+          {"default", SummaryJson(result.default_config)},
+          {"speedup", result.speedup ? json(*result.speedup) : json(nullptr)}};
+}
+
+}  // namespace
+
+json JobJson(const db::JobRecord& job) {
+  json out = {{"id", job.id},
+              {"state", db::JobStateName(job.state)},
+              {"target", job.target},
+              {"fingerprint", job.fingerprint},
+              {"device", job.device_key},
+              {"compiler_version", job.compiler_version},
+              {"source_format", job.source_format},
+              {"options", job.options},
+              {"progress", job.progress},
+              {"result", job.result},
+              {"created_at", job.created_at},
+              {"updated_at", job.updated_at}};
+  if (!job.error.empty()) out["error"] = job.error;
+  return out;
+}
+
+JobManager::JobManager(db::Store& store, JobEnvironment environment,
+                       std::vector<ServedTarget> targets, Metrics& metrics,
+                       std::function<void(const db::ResultKey&)> on_commit)
+    : store_(store),
+      environment_(std::move(environment)),
+      targets_(std::move(targets)),
+      metrics_(metrics),
+      on_commit_(std::move(on_commit)) {}
+
+JobManager::~JobManager() { Stop(); }
+
+const ServedTarget* JobManager::FindTarget(const std::string& name) const {
+  return FindServedTarget(targets_, name);
+}
+
+void JobManager::Persist(const db::JobRecord& record) {
+  if (auto written = store_.PutJob(record); !written) {
+    TS_LOG(kError) << "job " << record.id << ": " << written.error().message;
+  }
+}
+
+Status JobManager::Start() {
+  std::vector<db::JobState> states = {db::JobState::kQueued, db::JobState::kRunning};
+  TS_ASSIGN_OR_RETURN(std::vector<db::JobRecord> jobs, store_.ListJobs(states));
+  std::lock_guard lock(mutex_);
+  for (db::JobRecord& record : jobs) {
+    const ServedTarget* target = FindTarget(record.target);
+    if (target == nullptr || !target->can_tune) {
+      TS_LOG(kWarning) << "job " << record.id << " stays queued: this server does not tune '"
+                       << record.target << "'";
+      continue;
+    }
+    if (record.compiler_version != environment_.compiler_version ||
+        record.device_key != target->device.record.Key()) {
+      record.state = db::JobState::kFailed;
+      record.error = "queued for " + record.device_key + " under " + record.compiler_version +
+                     "; this server tunes " + target->device.record.Key() + " under " +
+                     environment_.compiler_version + ": submit it again";
+      Persist(record);
+      continue;
+    }
+    TS_LOG(kInfo) << "resuming job " << record.id << " (" << db::JobStateName(record.state)
+                  << ") on " << record.target;
+    record.state = db::JobState::kQueued;
+    auto job = std::make_shared<Active>();
+    job->record = std::move(record);
+    queues_[job->record.target].push_back(job->record.id);
+    active_[job->record.id] = job;
+  }
+  for (const ServedTarget& target : targets_) {
+    if (target.can_tune) threads_.emplace_back(&JobManager::RunQueue, this, target.name);
+  }
+  started_ = true;
+  return OkStatus();
+}
+
+void JobManager::Stop() {
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_ && threads_.empty()) return;
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  for (std::thread& thread : threads_) thread.join();
+  threads_.clear();
+  std::vector<std::pair<db::JobRecord, std::function<void(const db::JobRecord&)>>> calls;
+  {
+    std::lock_guard lock(mutex_);
+    for (auto& [id, job] : active_) {
+      for (auto& waiter : job->waiters) calls.emplace_back(job->record, std::move(waiter));
+      job->waiters.clear();
+    }
+  }
+  for (auto& [record, waiter] : calls) waiter(record);
+}
+
+Expected<Submitted> JobManager::Submit(const JobRequest& request) {
+  const ServedTarget* target = FindTarget(request.target);
+  if (target == nullptr) return InvalidArgument("unknown target '" + request.target + "'");
+  if (!target->can_tune) {
+    return MakeError(ErrorCode::kFailedPrecondition,
+                     "target '" + target->name + "' " + target->note);
+  }
+  json material = {{"fingerprint", request.fingerprint},
+                   {"device", target->device.record.Key()},
+                   {"compiler_version", environment_.compiler_version},
+                   {"options", request.options}};
+  TS_ASSIGN_OR_RETURN(std::string dedupe_key, Sha256Hex(material.dump()));
+  std::lock_guard lock(mutex_);
+  if (stopping_) {
+    return MakeError(ErrorCode::kFailedPrecondition, "the server is shutting down");
+  }
+  for (const auto& [id, job] : active_) {
+    if (job->record.dedupe_key == dedupe_key && !job->cancel) {
+      return Submitted{job->record, true};
+    }
+  }
+  auto job = std::make_shared<Active>();
+  db::JobRecord& record = job->record;
+  record.id = db::NewUid();
+  record.dedupe_key = dedupe_key;
+  record.state = db::JobState::kQueued;
+  record.fingerprint = request.fingerprint;
+  record.device_key = target->device.record.Key();
+  record.compiler_version = environment_.compiler_version;
+  record.target = target->name;
+  record.source_format = request.source_format;
+  record.fusion_text = request.hlo_text;
+  record.options = request.options;
+  record.progress = {{"compiled", 0}, {"measured", 0}, {"failed", 0}, {"total", 0}};
+  record.created_at = db::UtcNow();
+  record.updated_at = record.created_at;
+  // Durable before it is acknowledged: a 202 means the job survives a restart.
+  TS_RETURN_IF_ERROR(store_.PutJob(record));
+  active_[record.id] = job;
+  queues_[record.target].push_back(record.id);
+  wake_.notify_all();
+  return Submitted{record, false};
+}
+
+Expected<std::optional<db::JobRecord>> JobManager::Get(const std::string& id) {
+  {
+    std::lock_guard lock(mutex_);
+    auto found = active_.find(id);
+    if (found != active_.end()) return std::optional<db::JobRecord>(found->second->record);
+  }
+  return store_.GetJob(id);
+}
+
+Expected<std::pair<CancelOutcome, std::optional<db::JobRecord>>> JobManager::Cancel(
+    const std::string& id) {
+  std::unique_lock lock(mutex_);
+  auto found = active_.find(id);
+  if (found != active_.end()) {
+    std::shared_ptr<Active> job = found->second;
+    if (job->record.state == db::JobState::kQueued) {
+      std::deque<std::string>& queue = queues_[job->record.target];
+      queue.erase(std::remove(queue.begin(), queue.end(), id), queue.end());
+      job->record.state = db::JobState::kCancelled;
+      Finish(job, lock);
+      return std::pair{CancelOutcome::kCancelled, std::optional(job->record)};
+    }
+    job->cancel = true;
+    return std::pair{CancelOutcome::kCancelling, std::optional(job->record)};
+  }
+  lock.unlock();
+  TS_ASSIGN_OR_RETURN(std::optional<db::JobRecord> stored, store_.GetJob(id));
+  return std::pair{stored ? CancelOutcome::kAlreadyFinal : CancelOutcome::kNotFound, stored};
+}
+
+bool JobManager::WhenFinished(const std::string& id,
+                              std::function<void(const db::JobRecord&)> done) {
+  {
+    std::lock_guard lock(mutex_);
+    auto found = active_.find(id);
+    if (found != active_.end() && !stopping_) {
+      found->second->waiters.push_back(std::move(done));
+      return true;
+    }
+  }
+  auto job = Get(id);
+  if (!job || !job->has_value()) return false;
+  done(**job);
+  return true;
+}
+
+Expected<std::map<std::string, int64_t>> JobManager::CountByState() { return store_.CountJobs(); }
+
+void JobManager::Finish(const std::shared_ptr<Active>& job, std::unique_lock<std::mutex>& lock) {
+  job->record.updated_at = db::UtcNow();
+  Persist(job->record);  // under the lock, so Get never sees an older state in the database
+  active_.erase(job->record.id);
+  std::vector<std::function<void(const db::JobRecord&)>> waiters = std::move(job->waiters);
+  job->waiters.clear();
+  db::JobRecord snapshot = job->record;
+  lock.unlock();
+  for (auto& waiter : waiters) waiter(snapshot);
+  lock.lock();
+}
+
+void JobManager::RunQueue(const std::string& target_name) {
+  const ServedTarget* target = FindTarget(target_name);
+  std::unique_lock lock(mutex_);
+  while (true) {
+    wake_.wait(lock, [&] { return stopping_ || !queues_[target_name].empty(); });
+    if (stopping_) return;
+    std::string id = queues_[target_name].front();
+    queues_[target_name].pop_front();
+    auto found = active_.find(id);
+    if (found == active_.end()) continue;
+    std::shared_ptr<Active> job = found->second;
+    job->record.state = db::JobState::kRunning;
+    job->record.updated_at = db::UtcNow();
+    Persist(job->record);
+    lock.unlock();
+    RunJob(job, *target);
+    lock.lock();
+  }
+}
+
+void JobManager::RunJob(const std::shared_ptr<Active>& job, const ServedTarget& target) {
+  const std::string id = job->record.id;  // fields read here never change while running
+  auto finish = [&](db::JobState state, std::string error, json result) {
+    std::unique_lock lock(mutex_);
+    job->record.state = state;
+    job->record.error = std::move(error);
+    if (!result.is_null()) job->record.result = std::move(result);
+    if (state == db::JobState::kQueued) {
+      job->record.updated_at = db::UtcNow();
+      Persist(job->record);  // interrupted: resumed by the next server on this database
+      return;
+    }
+    Finish(job, lock);
+  };
+  auto module = hlo::ParseHloModule(job->record.fusion_text, "job " + id);
+  if (!module) return finish(db::JobState::kFailed, module.error().message, nullptr);
+  auto fingerprint = hlo::FusionFingerprint(**module);
+  if (!fingerprint || *fingerprint != job->record.fingerprint) {
+    return finish(db::JobState::kFailed,
+                  "the job's fusion no longer has fingerprint " + job->record.fingerprint, nullptr);
+  }
+  std::error_code error;
+  fs::path dir = fs::path(environment_.data_dir) / "jobs";
+  fs::create_directories(dir, error);
+  fs::path path = dir / (id + ".hlo");
+  {
+    std::ofstream file(path, std::ios::binary | std::ios::trunc);
+    file << job->record.fusion_text;
+    if (!file.good()) {
+      return finish(db::JobState::kFailed, "cannot write " + path.string(), nullptr);
+    }
+  }
+  const json& options_json = job->record.options;
+  tuner::TuneOptions options;
+  options.strategy = options_json.value("strategy", std::string("exhaustive"));
+  options.budget = options_json.value("budget", int64_t{0});
+  options.seed = options_json.value("seed", uint64_t{0});
+  options.batch_size = environment_.batch_size;
+  options.compile_threads = environment_.compile_threads;
+  options.measure = environment_.measure;
+  options.source_format = job->record.source_format;
+  options.time_cuda = target.device.target.is_cuda();
+  options.job_id = id;
+  std::string free_layouts;
+  for (const json& output : options_json.value("free_layouts", json::array())) {
+    free_layouts += (free_layouts.empty() ? "" : ",") + output.get<std::string>();
+  }
+  auto free_outputs = tuner::ParseFreeOutputs(free_layouts, *(*module)->fusion());
+  if (!free_outputs) return finish(db::JobState::kFailed, free_outputs.error().message, nullptr);
+  options.free_outputs = *free_outputs;
+  options.worker_argv = {environment_.worker_binary,
+                         "--log-level",
+                         "warning",
+                         "worker",
+                         path.string(),
+                         "--target",
+                         target.device.target.ToString(),
+                         "--device",
+                         target.device.id};
+
+  // Counted from what the database already holds, so resumed trials are not counted again.
+  db::ResultKey key{job->record.fingerprint, job->record.device_key, job->record.compiler_version};
+  int64_t last_compiled = 0, last_measured = 0, last_failed = 0;
+  if (auto known = store_.MeasuredConfigs(key)) {
+    last_measured = static_cast<int64_t>(known->size());
+    last_failed = std::count_if(known->begin(), known->end(),
+                                [](const db::MeasuredConfig& config) { return !config.any_ok; });
+  }
+  options.on_progress = [&](const tuner::TuneProgress& progress) {
+    metrics_.AddCandidates(progress.compiled - last_compiled,
+                           std::max<int64_t>(0, progress.measured - last_measured),
+                           std::max<int64_t>(0, progress.failed - last_failed));
+    last_compiled = progress.compiled;
+    last_measured = std::max(last_measured, progress.measured);
+    last_failed = std::max(last_failed, progress.failed);
+    {
+      std::lock_guard lock(mutex_);
+      job->record.progress = ProgressJson(progress);
+      job->record.updated_at = db::UtcNow();
+      Persist(job->record);
+    }
+    if (on_commit_) on_commit_(key);
+  };
+  std::atomic<bool> interrupted = false;
+  options.should_stop = [&] {
+    if (job->cancel) return true;
+    if (stopping_) interrupted = true;
+    return interrupted.load();
+  };
+  TS_LOG(kInfo) << "job " << id << ": tuning " << job->record.fingerprint.substr(0, 12) << " on "
+                << target.name << " (" << options.strategy << ", budget " << options.budget << ")";
+  auto result =
+      tuner::Tune(**module, target.device, &store_, environment_.compiler_version, options);
+  fs::remove(path, error);
+  if (!result) return finish(db::JobState::kFailed, result.error().message, nullptr);
+  if (on_commit_) on_commit_(key);
+  {
+    // The final counts, resumed trials included (a fully resumed job commits no batch).
+    std::lock_guard lock(mutex_);
+    json& progress = job->record.progress;
+    progress["compiled"] = result->compiled;
+    progress["measured"] = result->measured;
+    progress["failed"] = result->failed;
+    if (!progress.contains("total") || progress["total"] == 0) progress["total"] = result->measured;
+    if (result->best) {
+      progress["best_median_us"] = result->best->median_us;
+      progress["best_config"] = result->best->config;
+    }
+  }
+  if (job->cancel) return finish(db::JobState::kCancelled, "", ResultJson(*result));
+  if (interrupted) return finish(db::JobState::kQueued, "", nullptr);
+  TS_LOG(kInfo) << "job " << id << ": done, " << result->measured_now << " measured";
+  finish(db::JobState::kDone, "", ResultJson(*result));
+}
+
+}  // namespace tilesmith::service

@@ -1,0 +1,91 @@
+#include "service/targets.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+
+#include "tuner/cuda_driver.h"
+
+namespace tilesmith::service {
+namespace {
+
+// `sm_90` for `cuda:0`, from nvidia-smi (the driver's own report of the GPU).
+Expected<std::string> GpuArchitecture(const std::string& target) {
+  std::string ordinal = target.substr(5);
+  if (ordinal != "0") {
+    return InvalidArgument("target '" + target + "': candidates are timed on GPU 0; serve cuda:0");
+  }
+  tuner::CudaDriverProbe driver = tuner::ProbeCudaDriver();
+  if (driver.device_count < 1) {
+    return InvalidArgument("target '" + target + "': no GPU to serve (" + driver.message + ")");
+  }
+  std::string command =
+      "nvidia-smi --query-gpu=compute_cap --format=csv,noheader -i " + ordinal + " 2>/dev/null";
+  std::string output;
+  if (FILE* pipe = popen(command.c_str(), "r")) {
+    char buffer[128];
+    while (fgets(buffer, sizeof(buffer), pipe)) output += buffer;
+    pclose(pipe);
+  }
+  std::string digits;
+  for (char c : output) {
+    if (std::isdigit(static_cast<unsigned char>(c))) digits += c;
+    if (c == '\n') break;
+  }
+  if (digits.size() < 2) {
+    return InvalidArgument("target '" + target +
+                           "': cannot read the GPU's architecture with nvidia-smi; name it "
+                           "instead, e.g. cuda:sm_90");
+  }
+  return "sm_" + digits;
+}
+
+}  // namespace
+
+const ServedTarget* FindServedTarget(const std::vector<ServedTarget>& targets,
+                                     const std::string& name) {
+  for (const ServedTarget& target : targets) {
+    if (target.name == name || (!target.alias.empty() && target.alias == name)) return &target;
+  }
+  return nullptr;
+}
+
+Expected<std::vector<ServedTarget>> ResolveTargets(const std::vector<std::string>& names,
+                                                   const std::string& devices_dir) {
+  if (names.empty()) return InvalidArgument("no targets to serve (e.g. --targets host)");
+  std::vector<ServedTarget> targets;
+  for (const std::string& text : names) {
+    std::string name = text;
+    std::string device_id;
+    if (size_t equals = text.find('='); equals != std::string::npos) {
+      name = text.substr(0, equals);
+      device_id = text.substr(equals + 1);
+    }
+    std::string served_name = name;
+    std::string alias;
+    if (name.starts_with("cuda:") && name.size() > 5 &&
+        std::all_of(name.begin() + 5, name.end(), [](char c) { return std::isdigit(c); })) {
+      TS_ASSIGN_OR_RETURN(std::string architecture, GpuArchitecture(name));
+      alias = "cuda:" + architecture;
+      name = alias;
+    }
+    auto device = tuner::ResolveDevice(name, device_id, devices_dir);
+    if (!device) return std::unexpected(device.error().WithContext("target '" + text + "'"));
+    if (FindServedTarget(targets, served_name) ||
+        (!alias.empty() && FindServedTarget(targets, alias))) {
+      return InvalidArgument("target '" + text + "' is given twice");
+    }
+    ServedTarget target{served_name, alias, std::move(*device), true, "timed on this host"};
+    if (target.device.target.is_cuda()) {
+      tuner::CudaDriverProbe driver = tuner::ProbeCudaDriver();
+      target.can_tune = driver.loaded && driver.device_count > 0;
+      target.note = target.can_tune
+                        ? "timed on GPU 0 (" + driver.message + ")"
+                        : "answers queries only; no GPU to time on (" + driver.message + ")";
+    }
+    targets.push_back(std::move(target));
+  }
+  return targets;
+}
+
+}  // namespace tilesmith::service

@@ -1,0 +1,113 @@
+// The jobs table (schema version 2) on real SQLite files: round trips, state filters,
+// counts, validation, and a version-1 file migrated with its results kept.
+#include "db/jobs.h"
+
+#include <gtest/gtest.h>
+
+#include "db/schema.h"
+#include "db_test_util.h"
+
+namespace tilesmith::db::testing {
+namespace {
+
+JobRecord Job(const std::string& name, JobState state) {
+  JobRecord job;
+  job.id = NewUid();
+  job.dedupe_key = "key-" + name;
+  job.state = state;
+  job.fingerprint = *Sha256Hex(name);
+  job.device_key = Host().Key();
+  job.compiler_version = "tilesmith-test";
+  job.target = "host";
+  job.source_format = "hlo";
+  job.fusion_text = "ENTRY e { ROOT p = f32[4] parameter(0) }";
+  job.options = {{"budget", 3}, {"strategy", "exhaustive"}};
+  return job;
+}
+
+TEST(JobsTest, PutGetRoundTripsAndUpdatesInPlace) {
+  TempDir dir;
+  auto store = OpenStore(dir.File("jobs.db"));
+  JobRecord job = Job("gelu", JobState::kQueued);
+  ASSERT_TRUE(store->PutJob(job).has_value());
+  auto read = store->GetJob(job.id);
+  ASSERT_TRUE(read.has_value()) << read.error().message;
+  ASSERT_TRUE(read->has_value());
+  EXPECT_EQ((*read)->fusion_text, job.fusion_text);
+  EXPECT_EQ((*read)->options, job.options);
+  EXPECT_TRUE((*read)->result.is_null());
+  EXPECT_FALSE((*read)->created_at.empty());
+  std::string created = (*read)->created_at;
+
+  job.state = JobState::kDone;
+  job.progress = {{"measured", 3}};
+  job.result = {{"best", {{"median_us", 1.5}}}};
+  ASSERT_TRUE(store->PutJob(job).has_value());
+  read = store->GetJob(job.id);
+  ASSERT_TRUE(read.has_value() && read->has_value());
+  EXPECT_EQ((*read)->state, JobState::kDone);
+  EXPECT_EQ((*read)->progress["measured"], 3);
+  EXPECT_EQ((*read)->result["best"]["median_us"], 1.5);
+  EXPECT_EQ((*read)->created_at, created) << "the first write's time is kept";
+  EXPECT_EQ(store->ListJobs({})->size(), 1u);
+  EXPECT_FALSE(store->GetJob(NewUid())->has_value());
+}
+
+TEST(JobsTest, ListFiltersByStateOldestFirstAndCountsEveryState) {
+  TempDir dir;
+  auto store = OpenStore(dir.File("jobs.db"));
+  ASSERT_TRUE(store->PutJob(Job("a", JobState::kQueued)).has_value());
+  ASSERT_TRUE(store->PutJob(Job("b", JobState::kRunning)).has_value());
+  ASSERT_TRUE(store->PutJob(Job("c", JobState::kDone)).has_value());
+  ASSERT_TRUE(store->PutJob(Job("d", JobState::kQueued)).has_value());
+  std::vector<JobState> active = {JobState::kQueued, JobState::kRunning};
+  auto jobs = store->ListJobs(active);
+  ASSERT_TRUE(jobs.has_value()) << jobs.error().message;
+  ASSERT_EQ(jobs->size(), 3u);
+  EXPECT_EQ((*jobs)[0].dedupe_key, "key-a");
+  EXPECT_EQ((*jobs)[2].dedupe_key, "key-d");
+  auto counts = store->CountJobs();
+  ASSERT_TRUE(counts.has_value());
+  EXPECT_EQ(counts->at("queued"), 2);
+  EXPECT_EQ(counts->at("running"), 1);
+  EXPECT_EQ(counts->at("done"), 1);
+  EXPECT_EQ(counts->at("cancelled"), 0);
+}
+
+TEST(JobsTest, BadJobsAreRefusedNamingTheField) {
+  TempDir dir;
+  auto store = OpenStore(dir.File("jobs.db"));
+  JobRecord job = Job("x", JobState::kQueued);
+  job.id = "not-hex";
+  auto refused = store->PutJob(job);
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_NE(refused.error().message.find("job id"), std::string::npos);
+  job = Job("x", JobState::kQueued);
+  job.source_format = "onnx";
+  EXPECT_FALSE(store->PutJob(job).has_value());
+  EXPECT_TRUE(store->ListJobs({})->empty());
+  EXPECT_FALSE(ParseJobState("paused").has_value());
+}
+
+TEST(JobsTest, AVersionOneFileGainsTheJobsTableAndKeepsItsResults) {
+  TempDir dir;
+  std::string path = dir.File("v1.db");
+  KernelRecord gelu = Kernel("gelu");
+  {
+    auto connection = sqlite::Connection::Open(path, sqlite::OpenMode::kCreate, 1000);
+    ASSERT_TRUE(connection.has_value());
+    ASSERT_TRUE(Migrate(**connection, Migrations().first(1)).has_value());
+    EXPECT_EQ(*ReadSchemaVersion(**connection), 1);
+  }
+  auto store = OpenStore(path);
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(store->Stats()->schema_version, 2);
+  ASSERT_TRUE(store->PutDevice(H100()) && store->PutKernel(gelu));
+  ASSERT_TRUE(store->RecordBatch(std::vector{Trial(gelu, H100(), {{"v", 1}}, 3)}).has_value());
+  ASSERT_TRUE(store->PutJob(Job("gelu", JobState::kQueued)).has_value());
+  EXPECT_EQ(store->ListJobs({})->size(), 1u);
+  EXPECT_EQ(store->ListBest({})->size(), 1u);
+}
+
+}  // namespace
+}  // namespace tilesmith::db::testing

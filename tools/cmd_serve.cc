@@ -1,0 +1,165 @@
+// `tilesmith serve`: the HTTP service (service/server.h) until SIGTERM or SIGINT, which
+// stop accepting, let running jobs commit their batch, re-queue them and exit 0.
+#include <signal.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "service/server.h"
+#include "support/log.h"
+#include "tools/commands.h"
+
+namespace tilesmith::tools {
+namespace {
+
+Expected<int64_t> IntegerFlag(const cli::Args& args, const std::string& flag, int64_t fallback,
+                              int64_t low, int64_t high) {
+  if (!args.Has(flag)) return fallback;
+  try {
+    size_t used = 0;
+    int64_t value = std::stoll(args.Get(flag), &used);
+    if (used == args.Get(flag).size() && value >= low && value <= high) return value;
+  } catch (const std::exception&) {
+  }
+  return InvalidArgument("--" + flag + " expects an integer in " + std::to_string(low) + ".." +
+                         std::to_string(high) + ", not '" + args.Get(flag) + "'");
+}
+
+Expected<double> SecondsFlag(const cli::Args& args, const std::string& flag, double fallback) {
+  if (!args.Has(flag)) return fallback;
+  try {
+    size_t used = 0;
+    double value = std::stod(args.Get(flag), &used);
+    if (used == args.Get(flag).size() && value > 0) return value;
+  } catch (const std::exception&) {
+  }
+  return InvalidArgument("--" + flag + " expects a positive number, not '" + args.Get(flag) + "'");
+}
+
+Expected<std::string> ReadToken(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) return MakeError(ErrorCode::kIo, "--token-file: cannot read " + path);
+  std::stringstream text;
+  text << file.rdbuf();
+  std::string token = text.str();
+  while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back()))) {
+    token.pop_back();
+  }
+  if (token.empty()) return InvalidArgument("--token-file: " + path + " holds no token");
+  return token;
+}
+
+std::vector<std::string> SplitList(const std::string& text) {
+  std::vector<std::string> items;
+  std::stringstream stream(text);
+  for (std::string item; std::getline(stream, item, ',');) {
+    if (!item.empty()) items.push_back(item);
+  }
+  return items;
+}
+
+int RunServe(const cli::Args& args) {
+  if (!args.positionals().empty()) {
+    ReportError("serve takes no positional arguments");
+    return kExitUsage;
+  }
+  service::ServerOptions options;
+  options.bind = args.Get("bind", "127.0.0.1");
+  options.db_path = args.Get("db", "tilesmith-data/tilesmith.db");
+  options.targets = SplitList(args.Get("targets", "host"));
+  auto port = IntegerFlag(args, "port", 8470, 0, 65535);
+  auto workers = IntegerFlag(args, "workers", 0, 0, 1024);
+  auto http_threads = IntegerFlag(args, "http-threads", 2, 1, 256);
+  auto body_mib = IntegerFlag(args, "body-limit-mib", 64, 1, 4096);
+  auto batch = IntegerFlag(args, "batch", 4, 1, 1024);
+  auto max_space = IntegerFlag(args, "max-space", 1000000, 1, int64_t{1} << 40);
+  auto read_timeout = SecondsFlag(args, "read-timeout", 30);
+  auto warmup = SecondsFlag(args, "warmup-ms", 10);
+  auto reps = SecondsFlag(args, "rep-ms", 40);
+  for (const auto* flag : {&port, &workers, &http_threads, &body_mib, &batch, &max_space}) {
+    if (!*flag) {
+      ReportError(flag->error().message);
+      return kExitUsage;
+    }
+  }
+  for (const auto* flag : {&read_timeout, &warmup, &reps}) {
+    if (!*flag) {
+      ReportError(flag->error().message);
+      return kExitUsage;
+    }
+  }
+  options.port = static_cast<int>(*port);
+  options.compile_threads = static_cast<int>(*workers);
+  options.http_threads = static_cast<int>(*http_threads);
+  options.body_limit = static_cast<size_t>(*body_mib) << 20;
+  options.batch_size = *batch;
+  options.max_space = *max_space;
+  options.read_timeout_s = *read_timeout;
+  options.measure.warmup_ms = *warmup;
+  options.measure.budget_ms = *reps;
+  if (args.Has("token-file")) {
+    auto token = ReadToken(args.Get("token-file"));
+    if (!token) return ReportError(token.error().message);
+    options.token = *token;
+  }
+  std::error_code error;
+  std::filesystem::path parent = std::filesystem::path(options.db_path).parent_path();
+  if (!parent.empty()) std::filesystem::create_directories(parent, error);
+
+  // Block the stop signals before any thread starts, so every thread (and each worker
+  // process, which inherits the mask) leaves them to the sigwait below: a Ctrl-C reaches
+  // the server, never a candidate mid-measurement.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  auto server = service::Server::Start(options);
+  if (!server) return ReportError(server.error().message);
+  std::cout << "tilesmith serving on " << (*server)->url() << " (database " << options.db_path
+            << ", targets " << args.Get("targets", "host") << ")" << std::endl;
+  int signal_number = 0;
+  sigwait(&stop_signals, &signal_number);
+  TS_LOG(kInfo) << "got " << (signal_number == SIGTERM ? "SIGTERM" : "SIGINT")
+                << ": finishing the candidates in flight";
+  (*server)->Stop();
+  server->reset();
+  return kExitOk;
+}
+
+}  // namespace
+
+Subcommand ServeSubcommand() {
+  cli::Command command(
+      "serve", "run the HTTP service: query, tune and jobs over a results database",
+      "[--bind ADDR] [--port 8470] [--db PATH] [--targets host,cuda:sm_90] [--token-file F] "
+      "[--workers N]");
+  command.Flag("bind", "ADDR", "address to listen on (default 127.0.0.1, loopback only)")
+      .Flag("port", "N", "TCP port (default 8470; 0 picks a free one, printed at start)")
+      .Flag("db", "PATH", "results database (default ./tilesmith-data/tilesmith.db)")
+      .Flag("targets", "T,...",
+            "targets served: host, cuda:sm_XX, cuda:0 (the GPU present), or TARGET=DEVICE_ID "
+            "for a description in configs/devices (default host)")
+      .Flag("token-file", "F", "require `Authorization: Bearer <token>` with the token in F")
+      .Flag("workers", "N", "compile threads per tuning batch (default: one per core)")
+      .Flag("http-threads", "N", "threads answering requests (default 2)")
+      .Flag("batch", "N", "candidates a job compiles and commits together (default 4)")
+      .Flag("max-space", "N",
+            "largest search space a tune may ask for, larger gets 422 "
+            "(default 1000000)")
+      .Flag("body-limit-mib", "N", "largest request body, larger gets 413 (default 64)")
+      .Flag("read-timeout", "S", "seconds a client has to send one request (default 30)")
+      .Flag("warmup-ms", "MS", "warm-up per candidate before timing (default 10)")
+      .Flag("rep-ms", "MS", "timed repetitions per candidate for this long (default 40)")
+      .Epilog(
+          "Prints `tilesmith serving on http://ADDR:PORT` once listening. SIGTERM or SIGINT\n"
+          "stops accepting, lets each running job commit its batch, marks it queued again\n"
+          "(the next server on this database resumes it) and exits 0. The API is described\n"
+          "in docs/api.md.");
+  return {std::move(command), &RunServe};
+}
+
+}  // namespace tilesmith::tools
