@@ -278,7 +278,8 @@ Subcommand CheckSubcommand() {
           "place of their type; NaNs and infinities must match. A reduction kernel sums in\n"
           "a tree and a scatter kernel with atomics in any order, the evaluator in order:\n"
           "their float tolerance grows with log2 of the terms per output and with the\n"
-          "largest expected magnitude, and each result line says the tolerance it used. Exit status 0 only when every config checked passed.\n\n" +
+          "largest expected magnitude, and each result line says the tolerance it used. Exit "
+          "status 0 only when every config checked passed.\n\n" +
           FusionInputHelp());
   return {std::move(command), &RunCheck};
 }

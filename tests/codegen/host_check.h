@@ -2,12 +2,14 @@
 // config, compiled, run, and each output compared with the evaluator.
 #pragma once
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <complex>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <span>
 #include <sstream>
 #include <string>
@@ -49,6 +51,17 @@ inline std::string FirstBitDifference(const hlo::Literal& actual, const hlo::Lit
   return "";
 }
 
+/// The arrays of a value, depth first: one per kernel output (tuple results flattened).
+inline std::vector<const hlo::Literal*> LiteralLeaves(const hlo::Literal& value) {
+  if (!value.shape().IsTuple()) return {&value};
+  std::vector<const hlo::Literal*> leaves;
+  for (const hlo::Literal& element : value.tuple_elements()) {
+    std::vector<const hlo::Literal*> inner = LiteralLeaves(element);
+    leaves.insert(leaves.end(), inner.begin(), inner.end());
+  }
+  return leaves;
+}
+
 /// How closely a host kernel must match the evaluator.
 enum class Match {
   kTolerance,  ///< hlo::CompareLiterals: a few ulps for floats
@@ -68,15 +81,7 @@ inline Expected<std::vector<hlo::Comparison>> CheckOnHost(const hlo::HloComputat
   TS_ASSIGN_OR_RETURN(std::unique_ptr<HostKernel> compiled,
                       CompileForHost(std::move(kernel), options));
   TS_ASSIGN_OR_RETURN(std::vector<hlo::Literal> outputs, compiled->Run(args));
-  std::vector<const hlo::Literal*> leaves;
-  auto flatten = [&](auto& self, const hlo::Literal& value) -> void {
-    if (!value.shape().IsTuple()) {
-      leaves.push_back(&value);
-      return;
-    }
-    for (const hlo::Literal& element : value.tuple_elements()) self(self, element);
-  };
-  flatten(flatten, expected);
+  std::vector<const hlo::Literal*> leaves = LiteralLeaves(expected);
   if (outputs.size() != leaves.size()) {
     return MakeError(ErrorCode::kInternal, std::to_string(outputs.size()) + " outputs for " +
                                                std::to_string(leaves.size()) + " results");
@@ -90,6 +95,51 @@ inline Expected<std::vector<hlo::Comparison>> CheckOnHost(const hlo::HloComputat
     }
   }
   return comparisons;
+}
+
+/// What one config's kernel did on the host: its emitter, phase count, and one comparison
+/// per array output with the evaluator's (floats within the tolerance for the order the
+/// kernel combines values in: emitters::ReassociatedTerms).
+struct ConfigCheck {
+  std::string emitter;
+  size_t phases = 0;
+  std::vector<hlo::Comparison> comparisons;
+};
+
+inline Expected<ConfigCheck> CheckConfigOnHost(const analysis::FusionAnalysis& analysis,
+                                               const nlohmann::json& config,
+                                               std::span<const hlo::Literal> args,
+                                               std::span<const hlo::Literal* const> expected) {
+  emitters::DeviceInfo device = emitters::DeviceInfo::ForTarget(emitters::Target::Host());
+  TS_ASSIGN_OR_RETURN(emitters::KernelIR kernel, emitters::EmitKernel(analysis, config, device));
+  ConfigCheck check{kernel.emitter, kernel.phases.size(), {}};
+  int64_t terms = emitters::ReassociatedTerms(analysis, kernel);
+  TS_ASSIGN_OR_RETURN(std::unique_ptr<HostKernel> compiled, CompileForHost(std::move(kernel)));
+  TS_ASSIGN_OR_RETURN(std::vector<hlo::Literal> outputs, compiled->Run(args));
+  if (outputs.size() != expected.size()) {
+    return MakeError(ErrorCode::kInternal, std::to_string(outputs.size()) + " outputs for " +
+                                               std::to_string(expected.size()) + " results");
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    check.comparisons.push_back(hlo::CompareLiterals(outputs[i], *expected[i], terms));
+  }
+  return check;
+}
+
+/// The default config (null) and `count` valid configs spread evenly through the fusion's
+/// space on the host.
+inline std::vector<nlohmann::json> DefaultAndSpreadConfigs(const analysis::FusionAnalysis& analysis,
+                                                           size_t count) {
+  emitters::DeviceInfo device = emitters::DeviceInfo::ForTarget(emitters::Target::Host());
+  std::vector<nlohmann::json> valid;
+  for (const emitters::SpaceEntry& entry : emitters::ConfigSpace(analysis, device)) {
+    if (entry.valid()) valid.push_back(entry.config);
+  }
+  std::vector<nlohmann::json> configs = {nullptr};
+  for (size_t i = 0; i < count && !valid.empty(); ++i) {
+    configs.push_back(valid[i * (valid.size() - 1) / std::max<size_t>(1, count - 1)]);
+  }
+  return configs;
 }
 
 /// An evaluator data case (tests/data/eval/*.hlo): the module text and its `// ARG i:`

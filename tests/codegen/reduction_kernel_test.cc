@@ -9,6 +9,7 @@
 #include "compiler/emitters/reduction_emitter.h"
 #include "compiler/hlo/evaluator.h"
 #include "compiler/hlo/literal_compare.h"
+#include "tests/codegen/host_check.h"
 #include "tests/codegen/nvptx_test_util.h"
 
 namespace tilesmith::codegen {
@@ -22,14 +23,6 @@ std::vector<std::string> ReductionCorpusFiles() {
   return files;
 }
 
-void Flatten(const hlo::Literal& value, std::vector<const hlo::Literal*>& leaves) {
-  if (!value.shape().IsTuple()) {
-    leaves.push_back(&value);
-    return;
-  }
-  for (const hlo::Literal& element : value.tuple_elements()) Flatten(element, leaves);
-}
-
 class ReductionCorpusTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ReductionCorpusTest, DefaultAndSampledConfigsMatchTheEvaluatorOnTheHost) {
@@ -41,35 +34,20 @@ TEST_P(ReductionCorpusTest, DefaultAndSampledConfigsMatchTheEvaluatorOnTheHost) 
     GTEST_SKIP() << "the analysis chose " << analysis::EmitterKindName(analysis.emitter) << ": "
                  << analysis.reason;
   }
-  emitters::DeviceInfo device = emitters::DeviceInfo::ForTarget(emitters::Target::Host());
-  std::vector<nlohmann::json> configs = {nullptr};
-  std::vector<nlohmann::json> valid;
-  for (const emitters::SpaceEntry& entry : emitters::ConfigSpace(analysis, device)) {
-    if (entry.valid()) valid.push_back(entry.config);
-  }
-  ASSERT_GT(valid.size(), 2u);
-  for (size_t i = 0; i < 3; ++i) configs.push_back(valid[i * (valid.size() - 1) / 2]);
-
+  std::vector<nlohmann::json> configs = DefaultAndSpreadConfigs(analysis, 3);
+  ASSERT_GT(configs.size(), 2u);
   auto arguments = hlo::MakeRandomArguments(fusion, /*seed=*/5);
   ASSERT_TRUE(arguments.has_value()) << arguments.error().message;
   auto expected = hlo::Evaluate(fusion, *arguments);
   ASSERT_TRUE(expected.has_value()) << expected.error().message;
-  std::vector<const hlo::Literal*> leaves;
-  Flatten(*expected, leaves);
+  std::vector<const hlo::Literal*> leaves = LiteralLeaves(*expected);
   for (const nlohmann::json& config : configs) {
-    auto kernel = emitters::EmitKernel(analysis, config, device);
-    ASSERT_TRUE(kernel.has_value()) << config << ": " << kernel.error().message;
-    EXPECT_EQ(kernel->emitter, "reduction");
-    auto compiled = CompileForHost(std::move(*kernel));
-    ASSERT_TRUE(compiled.has_value()) << config << ": " << compiled.error().message;
-    auto outputs = (*compiled)->Run(*arguments);
-    ASSERT_TRUE(outputs.has_value()) << outputs.error().message;
-    ASSERT_EQ(outputs->size(), leaves.size());
-    for (size_t i = 0; i < leaves.size(); ++i) {
-      hlo::Comparison comparison =
-          hlo::CompareLiterals((*outputs)[i], *leaves[i], emitters::ReassociatedTerms(analysis));
-      EXPECT_TRUE(comparison.matches)
-          << config << " output " << i << ": " << comparison.first_mismatch;
+    auto check = CheckConfigOnHost(analysis, config, *arguments, leaves);
+    ASSERT_TRUE(check.has_value()) << config << ": " << check.error().message;
+    EXPECT_EQ(check->emitter, "reduction");
+    for (size_t i = 0; i < check->comparisons.size(); ++i) {
+      EXPECT_TRUE(check->comparisons[i].matches)
+          << config << " output " << i << ": " << check->comparisons[i].first_mismatch;
     }
   }
 }
