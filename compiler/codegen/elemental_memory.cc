@@ -94,9 +94,20 @@ Expected<Address> AddressOf(ElementalEmitter& emitter, const BufferRef& buffer,
   llvm::IRBuilder<>& b = emitter.builder();
   Address address{nullptr, nullptr, bits, 1};
   if (bits % 8 == 0) {
-    AffineExpr offset = slot * (bits / 8);
+    AffineExpr offset = emitter.Simplify(slot * (bits / 8));
+    // A constant part (an unrolled row or vector lane) becomes its own GEP off a base that
+    // unrolled accesses share: the vectorisers then see consecutive addresses, which an
+    // `or` that instcombine makes of a single sum would hide from them.
+    AffineExpr variable = offset;
+    int64_t constant = 0;
+    if (offset.kind() == analysis::AffineExprKind::kAdd && offset.rhs().IsConstant()) {
+      variable = offset.lhs();
+      constant = offset.rhs().value();
+    }
+    llvm::Value* base =
+        b.CreateInBoundsGEP(b.getInt8Ty(), buffer.base, emitter.env().Emit(variable));
     address.byte_pointer =
-        b.CreateInBoundsGEP(b.getInt8Ty(), buffer.base, emitter.env().Emit(offset));
+        constant == 0 ? base : b.CreateInBoundsGEP(b.getInt8Ty(), base, b.getInt64(constant));
     // Buffers are allocated 64-byte aligned.
     address.alignment = static_cast<uint64_t>(std::min<int64_t>(64, KnownDivisor(offset)));
     return address;
