@@ -55,11 +55,20 @@ std::string_view HintFor(int rc) {
 }  // namespace
 
 Statement::Statement(Statement&& other) noexcept
-    : statement_(other.statement_), connection_(other.connection_), bind_error_(other.bind_error_) {
+    : statement_(other.statement_),
+      connection_(other.connection_),
+      cached_sql_(std::move(other.cached_sql_)),
+      bind_error_(other.bind_error_) {
   other.statement_ = nullptr;
 }
 
-Statement::~Statement() { sqlite3_finalize(statement_); }
+Statement::~Statement() {
+  if (statement_ != nullptr && !cached_sql_.empty()) {
+    connection_->ReturnToCache(cached_sql_, statement_);
+    return;
+  }
+  sqlite3_finalize(statement_);
+}
 
 Statement& Statement::Bind(int index, std::string_view text) {
   int rc = sqlite3_bind_text(statement_, index, text.data(), static_cast<int>(text.size()),
@@ -164,7 +173,34 @@ Expected<std::unique_ptr<Connection>> Connection::Open(const std::string& path, 
   return connection;
 }
 
-Connection::~Connection() { sqlite3_close_v2(db_); }
+Connection::~Connection() {
+  for (auto& [sql, statement] : cached_) sqlite3_finalize(statement);
+  sqlite3_close_v2(db_);
+}
+
+Expected<Statement> Connection::PrepareCached(const std::string& sql) {
+  auto idle = cached_.find(sql);
+  if (idle != cached_.end()) {
+    sqlite3_stmt* statement = idle->second;
+    cached_.erase(idle);
+    return Statement(statement, this, sql);
+  }
+  sqlite3_stmt* statement = nullptr;
+  int rc = sqlite3_prepare_v3(db_, sql.data(), static_cast<int>(sql.size()),
+                              SQLITE_PREPARE_PERSISTENT, &statement, nullptr);
+  if (rc != SQLITE_OK) {
+    sqlite3_finalize(statement);
+    return std::unexpected(ErrorFor(rc, "preparing a query"));
+  }
+  return Statement(statement, this, sql);
+}
+
+void Connection::ReturnToCache(const std::string& sql, sqlite3_stmt* statement) {
+  sqlite3_reset(statement);
+  sqlite3_clear_bindings(statement);
+  // Another user of the same SQL may have returned its copy first: keep one.
+  if (!cached_.emplace(sql, statement).second) sqlite3_finalize(statement);
+}
 
 Status Connection::Execute(std::string_view sql) {
   char* message = nullptr;

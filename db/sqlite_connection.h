@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 #include "support/status.h"
 
@@ -23,6 +24,9 @@ class Statement {
  public:
   Statement(sqlite3_stmt* statement, Connection* connection)
       : statement_(statement), connection_(connection) {}
+  /// A statement of the connection's cache: rewound and handed back, not finalised.
+  Statement(sqlite3_stmt* statement, Connection* connection, std::string cached_sql)
+      : statement_(statement), connection_(connection), cached_sql_(std::move(cached_sql)) {}
   Statement(Statement&& other) noexcept;
   Statement& operator=(Statement&&) = delete;
   ~Statement();
@@ -57,6 +61,7 @@ class Statement {
  private:
   sqlite3_stmt* statement_;
   Connection* connection_;
+  std::string cached_sql_;  // non-empty: return to the connection's cache when done
   int bind_error_ = SQLITE_OK;
 };
 
@@ -81,6 +86,9 @@ class Connection {
   /// Runs SQL text (one or more statements) that returns no rows.
   Status Execute(std::string_view sql);
   Expected<Statement> Prepare(std::string_view sql);
+  /// As Prepare, for SQL run again and again (a lookup per request): the compiled statement
+  /// is kept and reused, which saves SQLite's parse and planning on each call.
+  Expected<Statement> PrepareCached(const std::string& sql);
   /// The first column of the first row of `sql`, which must return one.
   Expected<int64_t> QueryInt(std::string_view sql);
 
@@ -101,7 +109,11 @@ class Connection {
       : db_(db), path_(std::move(path)), read_only_(read_only) {}
   Status RunTransactionOnce(const std::function<Status()>& body);
 
+  friend class Statement;
+  void ReturnToCache(const std::string& sql, sqlite3_stmt* statement);
+
   sqlite3* db_;
+  std::unordered_map<std::string, sqlite3_stmt*> cached_;  // idle cached statements
   std::string path_;
   bool read_only_;
   bool last_error_busy_ = false;  // set by ErrorFor; decides whether a retry may help

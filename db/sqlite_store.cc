@@ -364,7 +364,8 @@ Expected<std::vector<BestResult>> SqliteStore::QueryBest(const std::string& wher
                     ", kernel_name, default_median_us FROM (" + BestResultsQuery(where) + ")";
   sql += " ORDER BY kernel_name, fingerprint, device_key, compiler_version";
   std::lock_guard lock(mutex_);
-  TS_ASSIGN_OR_RETURN(Statement query, connection_->Prepare(sql));
+  // The same few lookups run per request (Best by key): reuse their compiled statements.
+  TS_ASSIGN_OR_RETURN(Statement query, connection_->PrepareCached(sql));
   BindValues(query, values);
   std::vector<BestResult> results;
   while (true) {
