@@ -35,6 +35,7 @@ Subcommand CheckSubcommand();
 Subcommand DbSubcommand();
 Subcommand SpaceSubcommand();
 Subcommand TuneSubcommand();
+Subcommand PredictSubcommand();
 Subcommand SweepSubcommand();
 Subcommand WorkerSubcommand();
 Subcommand ServeSubcommand();

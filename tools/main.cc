@@ -15,7 +15,7 @@ const std::vector<Subcommand>& Subcommands() {
       LayoutSubcommand(),   ParseSubcommand(),   FingerprintSubcommand(), EvalSubcommand(),
       AnalyzeSubcommand(),  CompileSubcommand(), RunSubcommand(),         CheckSubcommand(),
       ScheduleSubcommand(), DbSubcommand(),      SpaceSubcommand(),       TuneSubcommand(),
-      SweepSubcommand(),    WorkerSubcommand(),  ServeSubcommand()};
+      PredictSubcommand(),  SweepSubcommand(),   WorkerSubcommand(),      ServeSubcommand()};
   return subcommands;
 }
 

@@ -10,7 +10,7 @@
 #include "compiler/hlo/canonical.h"
 #include "tuner/builder.h"
 #include "tuner/layouts.h"
-#include "tuner/ranking.h"
+#include "tuner/model_ranking.h"
 #include "tuner/space.h"
 #include "tuner/strategy.h"
 
@@ -233,7 +233,7 @@ Expected<TuneResult> Tune(const hlo::HloModule& module, const Device& device, db
   result.candidates = static_cast<int64_t>(space.candidates.size());
   result.timed = !device.target.is_cuda() || options.time_cuda;
 
-  AnalyticRanking ranking(device.info);
+  ModelRanking ranking(device);  // analytic model; only best-first asks it
   TS_ASSIGN_OR_RETURN(
       std::unique_ptr<Strategy> strategy,
       MakeStrategy(options.strategy, space,

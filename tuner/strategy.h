@@ -62,7 +62,7 @@ class Strategy {
 struct StrategyOptions {
   int64_t budget = 0;  ///< Most candidates to measure (0: the whole space).
   uint64_t seed = 0;
-  /// Predicts candidates' times for best-first (null: AnalyticRanking is required there).
+  /// Predicts candidates' times for best-first (required there; tuner/model_ranking.h).
   const Ranking* ranking = nullptr;
 };
 

@@ -1,0 +1,234 @@
+// How well the analytic host model ranks real host timings: for each fusion, every config
+// of its (capped) space is compiled, timed from memory (caches flushed) and predicted; the
+// bench prints the Spearman rank correlation between predictions and timings, and the
+// search efficiency of best-first by the model: the share of the space measured, in
+// predicted order, before a config within 5% of the best is found (and what a random
+// order needs on average, for comparison).
+//   model_bench [--quick] [--detail] [--json OUT]
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "bench/bench_util.h"
+#include "costmodel/host_model.h"
+#include "tuner/device.h"
+#include "tuner/layouts.h"
+#include "tuner/space.h"
+
+namespace {
+
+using namespace tilesmith;
+
+std::string CorpusDir() {
+  const char* dir = std::getenv("TILESMITH_CORPUS_DIR");
+  return std::string(dir && *dir ? dir : TILESMITH_SOURCE_DIR "/../shared/corpus") + "/xla/";
+}
+
+// Ranks 1..n, ties sharing their average rank.
+std::vector<double> Ranks(const std::vector<double>& values) {
+  std::vector<size_t> order(values.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return values[a] < values[b]; });
+  std::vector<double> ranks(values.size());
+  for (size_t i = 0; i < order.size();) {
+    size_t j = i;
+    while (j + 1 < order.size() && values[order[j + 1]] == values[order[i]]) ++j;
+    for (size_t k = i; k <= j; ++k) ranks[order[k]] = (static_cast<double>(i + j) / 2) + 1;
+    i = j + 1;
+  }
+  return ranks;
+}
+
+double Spearman(const std::vector<double>& a, const std::vector<double>& b) {
+  std::vector<double> ra = Ranks(a), rb = Ranks(b);
+  double n = static_cast<double>(ra.size());
+  double ma = std::accumulate(ra.begin(), ra.end(), 0.0) / n;
+  double mb = std::accumulate(rb.begin(), rb.end(), 0.0) / n;
+  double cov = 0, va = 0, vb = 0;
+  for (size_t i = 0; i < ra.size(); ++i) {
+    cov += (ra[i] - ma) * (rb[i] - mb);
+    va += (ra[i] - ma) * (ra[i] - ma);
+    vb += (rb[i] - mb) * (rb[i] - mb);
+  }
+  return va > 0 && vb > 0 ? cov / std::sqrt(va * vb) : 0;
+}
+
+double Median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  size_t n = values.size();
+  return n == 0 ? 0 : n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+// Up to `cap` candidates spread evenly over the space, the default always among them.
+std::vector<int64_t> Sample(const tuner::Space& space, int64_t cap) {
+  int64_t n = static_cast<int64_t>(space.candidates.size());
+  std::vector<int64_t> picked;
+  for (int64_t i = 0; i < std::min(n, cap); ++i) picked.push_back(i * n / std::min(n, cap));
+  if (std::find(picked.begin(), picked.end(), space.default_index) == picked.end()) {
+    picked.back() = space.default_index;
+  }
+  return picked;
+}
+
+struct FusionResult {
+  std::string name;
+  int64_t configs = 0;
+  double spearman = 0;
+  double share = 0;         // best-first by the model
+  double random_share = 0;  // expected, random order
+  double best_us = 0;
+  double predicted_best_us = 0;  // measured time of the model's top pick
+};
+
+bool detail = false;  // --detail: every config's timing, prediction and terms on stderr
+
+// Every sampled config of `path`'s space timed and predicted; an error skips the fusion.
+Expected<FusionResult> RunFusion(const std::string& path, const tuner::Device& device,
+                                 const costmodel::HostModel& model, int64_t cap, int repetitions) {
+  TS_ASSIGN_OR_RETURN(auto module, hlo::ParseHloModuleFile(path));
+  const hlo::HloComputation& fusion = *module->fusion();
+  TS_ASSIGN_OR_RETURN(tuner::Space space, tuner::BuildSpace(*module, device.info, {}));
+  TS_ASSIGN_OR_RETURN(std::vector<hlo::Literal> arguments,
+                      hlo::MakeRandomArguments(fusion, /*seed=*/1));
+  costmodel::DeviceFigures figures{device.info, device.cache_bytes};
+  std::vector<double> measured, predicted;
+  for (int64_t index : Sample(space, cap)) {
+    const tuner::Candidate& candidate = space.candidates[index];
+    bench::PreparedKernel prepared = bench::Prepare(fusion, space.AnalysisOf(candidate), arguments,
+                                                    tuner::EmitterConfig(candidate.config));
+    TS_ASSIGN_OR_RETURN(costmodel::Prediction prediction,
+                        model.Predict(prepared.kernel->kernel(), figures, nullptr));
+    measured.push_back(prepared.TimeFromMemory(repetitions) * 1e6);
+    predicted.push_back(prediction.microseconds);
+    if (detail) {
+      nlohmann::json terms = prediction.breakdown;
+      terms.erase("calibration");
+      std::fprintf(stderr, "  %10.1f %10.1f  %s  %s\n", measured.back(), predicted.back(),
+                   candidate.config.dump().c_str(), terms.dump().c_str());
+    }
+  }
+  FusionResult result;
+  result.name = path.substr(path.rfind('/', path.rfind('/') - 1) + 1);
+  result.configs = static_cast<int64_t>(measured.size());
+  result.spearman = Spearman(predicted, measured);
+  result.best_us = *std::min_element(measured.begin(), measured.end());
+  std::vector<size_t> order(measured.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return predicted[a] < predicted[b]; });
+  result.predicted_best_us = measured[order.front()];
+  double good = 0;
+  for (double t : measured) good += t <= 1.05 * result.best_us;
+  for (size_t k = 0; k < order.size(); ++k) {
+    if (measured[order[k]] <= 1.05 * result.best_us) {
+      result.share = static_cast<double>(k + 1) / static_cast<double>(order.size());
+      break;
+    }
+  }
+  // A random order's first good config: position (n + 1) / (good + 1) on average.
+  double n = static_cast<double>(measured.size());
+  result.random_share = (n + 1) / (good + 1) / n;
+  return result;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool quick = false;
+  std::string json_path;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--quick") {
+      quick = true;
+    } else if (arg == "--detail") {
+      detail = true;
+    } else if (arg == "--json" && i + 1 < argc) {
+      json_path = argv[++i];
+    } else {
+      bench::Fail("usage: model_bench [--quick] [--detail] [--json OUT]");
+    }
+  }
+  auto device = tuner::ResolveDevice("host", "", tuner::DefaultDevicesDir());
+  if (!device) bench::Fail(device.error().message);
+  costmodel::HostModel model(costmodel::MeasureHostCalibration(device->cache_bytes));
+  std::fprintf(stderr, "calibration: %s\n", model.calibration().ToJson().dump().c_str());
+  std::vector<std::string> fusions = {
+      TILESMITH_SOURCE_DIR "/configs/examples/gelu.hlo",
+      TILESMITH_SOURCE_DIR "/tests/data/tuner/gelu_f32.hlo",
+      CorpusDir() + "transpose/fused_transpose_021.hlo",
+      CorpusDir() + "reduce_column/horizontal_fusion_two_groups.hlo",
+      CorpusDir() + "concatenate/vectorization.hlo",
+      CorpusDir() + "reduce_row/reduction_groups_two_in_same_group.hlo",
+  };
+  if (!quick) {
+    for (const char* name :
+         {"transpose/epilogue.hlo", "transpose/fused_transpose_210.hlo",
+          "transpose/side_outputs_inplace.hlo", "transpose/packed_transpose_multiple_heroes.hlo",
+          "transpose/transpose_021.hlo", "reduce_column/vectorize_x2_f32.hlo",
+          "reduce_row/minor_and_major.hlo", "reduce_multirow/f16_v4.hlo",
+          "reduce_multirow/pred_mof_x2_v4.hlo",
+          // Smaller fusions (8 K - 500 K elements): timings of tens of microseconds.
+          "transpose/multiple_roots_mixed_rank.hlo",
+          "transpose/side_output_and_hero_indexing_match.hlo", "transpose/mixed_indexing.hlo",
+          "transpose/transpose_102.hlo", "transpose/packed_transpose_s16.hlo",
+          "reduce_row/epilogue.hlo", "reduce_row/side_output.hlo", "reduce_row/small_s32.hlo",
+          "reduce_row/layout.hlo", "reduce_column/mof_heteorgeneous_input_shapes.hlo",
+          "reduce_column/vectorize_x4_s16.hlo", "reduce_column/vectorize_x1_c64.hlo",
+          "reduce_multirow/f32_x8.hlo", "reduce_multirow/maximum_vector_size.hlo",
+          "concatenate/concat_1d.hlo"}) {
+      fusions.push_back(CorpusDir() + name);
+    }
+  }
+  int64_t cap = quick ? 16 : 48;
+  int repetitions = quick ? 3 : 5;
+  std::printf("%-48s %7s %9s %9s %9s %11s %11s\n", "fusion", "configs", "spearman", "share",
+              "random", "best_us", "top_pick_us");
+  std::vector<FusionResult> results;
+  for (const std::string& path : fusions) {
+    auto run = RunFusion(path, *device, model, cap, repetitions);
+    if (!run) {
+      std::printf("%-48s skipped: %s\n", path.c_str(), run.error().message.c_str());
+      continue;
+    }
+    const FusionResult& r = *run;
+    std::printf("%-48s %7lld %9.3f %8.1f%% %8.1f%% %11.1f %11.1f\n", r.name.c_str(),
+                static_cast<long long>(r.configs), r.spearman, 100 * r.share, 100 * r.random_share,
+                r.best_us, r.predicted_best_us);
+    std::fflush(stdout);
+    results.push_back(r);
+  }
+  std::vector<double> rho, share, random_share;
+  for (const FusionResult& r : results) {
+    rho.push_back(r.spearman);
+    share.push_back(r.share);
+    random_share.push_back(r.random_share);
+  }
+  std::printf("median over %zu fusions: spearman %.3f, best-first share %.1f%%, random %.1f%%\n",
+              results.size(), Median(rho), 100 * Median(share), 100 * Median(random_share));
+  if (!json_path.empty()) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (const FusionResult& r : results) {
+      rows.push_back({{"fusion", r.name},
+                      {"configs", r.configs},
+                      {"spearman", r.spearman},
+                      {"share", r.share},
+                      {"random_share", r.random_share},
+                      {"best_us", r.best_us},
+                      {"top_pick_us", r.predicted_best_us}});
+    }
+    std::ofstream(json_path) << nlohmann::json{{"calibration", model.calibration().ToJson()},
+                                               {"fusions", rows},
+                                               {"median_spearman", Median(rho)},
+                                               {"median_share", Median(share)},
+                                               {"median_random_share", Median(random_share)}}
+                                    .dump(2)
+                             << "\n";
+  }
+  return 0;
+}

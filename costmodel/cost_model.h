@@ -1,0 +1,53 @@
+// The cost-model front door: a model predicts a kernel's time on a device before anything
+// is measured, and says how it got there. The analytic GPU and host models implement it
+// (gpu_model.h, host_model.h); a learned model plugs in behind the same interface.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string_view>
+
+#include "compiler/emitters/kernel_ir.h"
+#include "compiler/emitters/target.h"
+#include "support/status.h"
+
+namespace tilesmith::costmodel {
+
+/// What the assembler gave one kernel (per thread unless said otherwise): the cubin's
+/// figures for CUDA targets. Absent, a model estimates them and says so.
+struct ResourceUsage {
+  int64_t registers = 0;
+  int64_t shared_bytes = 0;  ///< Static shared memory per block.
+  int64_t spill_bytes = 0;   ///< Spill stores + loads per thread.
+};
+
+/// A device as the models see it: the emitters' limits and clocks, plus the cache size
+/// (GPU L2 or the host's last-level cache) from its description file.
+struct DeviceFigures {
+  emitters::DeviceInfo info;
+  int64_t cache_bytes = 0;
+};
+
+/// A predicted time and its explanation (terms in microseconds, the figures they came from).
+struct Prediction {
+  double microseconds = 0;
+  nlohmann::json breakdown = nlohmann::json::object();
+};
+
+class CostModel {
+ public:
+  virtual ~CostModel() = default;
+  /// `analytic-gpu`, `analytic-host`, …: what `predict` reports as the model that answered.
+  virtual std::string_view name() const = 0;
+  /// The predicted time of `kernel` on `device`; `usage` null when no cubin was made.
+  virtual Expected<Prediction> Predict(const emitters::KernelIR& kernel,
+                                       const DeviceFigures& device,
+                                       const ResourceUsage* usage) const = 0;
+};
+
+/// The analytic model of a target: `analytic-gpu` for `cuda:*`, `analytic-host` (calibrated
+/// on this machine once per process, with `cache_bytes` sizing the copies) for `host`.
+std::unique_ptr<CostModel> AnalyticModelFor(const emitters::Target& target, int64_t cache_bytes);
+
+}  // namespace tilesmith::costmodel

@@ -1,0 +1,72 @@
+// The analytic GPU model: XLA's (bytes over bandwidth with an L2 boost, a per-block
+// bandwidth cap, coalescing waste, compute time, overlap, launch overhead) with what a
+// compiled candidate tells us on top: occupancy from its real registers and shared memory,
+// waves with the tail wave quantised, exact bytes from physical layouts, sectors per warp
+// access from its thread->address maps, and shared-memory bank conflicts.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "costmodel/cost_model.h"
+
+namespace tilesmith::costmodel {
+
+/// Per-SM limits the occupancy calculation uses beyond DeviceInfo's.
+inline constexpr int64_t kMaxBlocksPerSm = 32;
+inline constexpr int64_t kRegisterAllocationUnit = 256;   ///< Registers, per warp.
+inline constexpr int64_t kSharedReservedPerBlock = 1024;  ///< sm_80+: 1 KiB per block.
+/// Registers assumed per thread when no cubin was made.
+inline constexpr int64_t kEstimatedRegisters = 32;
+inline constexpr double kLaunchOverheadUs = 1.0;
+inline constexpr double kL2ReadBoost = 2.5;
+inline constexpr double kBytesPerBlockCycle = 32;  ///< One block streams ~32 B per cycle.
+inline constexpr double kOverlap = 0.95;
+/// Warps per SM from which memory latency is hidden (fewer leave the bandwidth idle).
+inline constexpr int64_t kWarpsToHideLatency = 16;
+inline constexpr double kSharedBytesPerSmCycle = 128;  ///< 32 banks x 4 bytes.
+
+/// Resident blocks per SM and what limits them (`threads`, `registers`, `shared`, `blocks`).
+struct Occupancy {
+  int64_t blocks_per_sm = 0;
+  std::string limited_by;
+  int64_t warps_per_sm = 0;
+  double fraction = 0;  ///< Resident threads over the SM's maximum.
+};
+Occupancy ComputeOccupancy(const emitters::DeviceInfo& device, int64_t threads_per_block,
+                           int64_t registers_per_thread, int64_t shared_bytes_per_block);
+
+/// How many rounds of resident blocks the grid takes and how full they are on average.
+struct Waves {
+  int64_t waves = 0;
+  double efficiency = 1;  ///< blocks / (waves x resident capacity): the tail wave's loss.
+};
+Waves ComputeWaves(int64_t blocks, int64_t blocks_per_sm, int64_t sm_count);
+
+/// Read bandwidth multiplier: kL2ReadBoost when the working set fits in the L2.
+double ReadBoost(int64_t working_set_bytes, int64_t cache_bytes);
+
+/// XLA's per-block cap: blocks in flight x clock x 32 bytes, in bytes per microsecond.
+double PerBlockBandwidthCap(int64_t blocks_in_flight, double clock_ghz);
+
+/// The share of bandwidth reachable with `warps_per_sm` resident warps (<= 1).
+double LatencyHiding(int64_t warps_per_sm);
+
+/// XLA's compute time: flops / (clock x 2 x min(blocks, SMs) x min(threads, 128)), in µs.
+double ComputeTimeUs(double flops, int64_t blocks, int64_t threads_per_block, int64_t sm_count,
+                     double clock_ghz);
+
+/// compute + memory - kOverlap x min(compute, memory).
+double Overlapped(double compute_us, double memory_us);
+
+/// Time of the shared-memory traffic, serialised by the bank-conflict degree, in µs.
+double SharedTimeUs(double bytes, int64_t conflict_degree, int64_t sm_count, double clock_ghz);
+
+class GpuModel : public CostModel {
+ public:
+  std::string_view name() const override { return "analytic-gpu"; }
+  Expected<Prediction> Predict(const emitters::KernelIR& kernel, const DeviceFigures& device,
+                               const ResourceUsage* usage) const override;
+};
+
+}  // namespace tilesmith::costmodel

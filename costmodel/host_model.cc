@@ -1,0 +1,219 @@
+#include "costmodel/host_model.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+
+#include "costmodel/kernel_facts.h"
+#include "support/thread_pool.h"
+
+namespace tilesmith::costmodel {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double MicrosecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double, std::micro>(Clock::now() - start).count();
+}
+
+struct AlignedBytes {
+  explicit AlignedBytes(size_t size)
+      : data(static_cast<char*>(std::aligned_alloc(64, (size + 63) / 64 * 64))), size(size) {
+    std::memset(data, 1, size);  // touch every page before timing
+  }
+  ~AlignedBytes() { std::free(data); }
+  AlignedBytes(const AlignedBytes&) = delete;
+  AlignedBytes& operator=(const AlignedBytes&) = delete;
+  char* data;
+  size_t size;
+};
+
+// Best of `repetitions` parallel copies of `bytes` on `threads` threads, bytes (read + write)
+// per µs.
+double CopyRate(size_t bytes, int threads, int repetitions) {
+  AlignedBytes from(bytes), to(bytes);
+  ThreadPool& pool = ThreadPool::Default();
+  int64_t tasks = static_cast<int64_t>(threads) * 4;
+  double best = 1e30;
+  for (int r = 0; r < repetitions; ++r) {
+    auto start = Clock::now();
+    pool.ParallelFor(
+        tasks,
+        [&](int64_t task) {
+          size_t begin = bytes * task / tasks, end = bytes * (task + 1) / tasks;
+          std::memcpy(to.data + begin, from.data + begin, end - begin);
+        },
+        threads);
+    best = std::min(best, MicrosecondsSince(start));
+  }
+  return 2.0 * static_cast<double>(bytes) / best;
+}
+
+using Floats = float __attribute__((vector_size(32)));
+
+// Independent FMA chains in registers: flops (2 per lane per FMA) per µs on one thread.
+template <typename Vector>
+double FmaChains(int64_t iterations) {
+  constexpr int kChains = 8;
+  Vector acc[kChains];
+  Vector a, b;
+  for (int lane = 0; lane < static_cast<int>(sizeof(Vector) / sizeof(float)); ++lane) {
+    a[lane] = 0.999f;
+    b[lane] = 0.001f;
+  }
+  for (int c = 0; c < kChains; ++c) acc[c] = a + static_cast<float>(c);
+  auto start = Clock::now();
+  for (int64_t i = 0; i < iterations; ++i) {
+    for (int c = 0; c < kChains; ++c) acc[c] = acc[c] * a + b;
+  }
+  double us = MicrosecondsSince(start);
+  Vector sum = acc[0];
+  for (int c = 1; c < kChains; ++c) sum += acc[c];
+  volatile float sink = sum[0];
+  (void)sink;
+  double lanes = static_cast<double>(sizeof(Vector) / sizeof(float));
+  return 2.0 * kChains * lanes * static_cast<double>(iterations) / us;
+}
+
+#if defined(__x86_64__)
+__attribute__((target("avx2,fma"))) double FmaRateAvx2(int64_t iterations) {
+  return FmaChains<Floats>(iterations);
+}
+#endif
+
+double FmaRate(int64_t iterations) {
+#if defined(__x86_64__)
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    return FmaRateAvx2(iterations);
+  }
+#endif
+  return FmaChains<Floats>(iterations);
+}
+
+}  // namespace
+
+nlohmann::json HostCalibration::ToJson() const {
+  return {{"threads", threads},
+          {"memory_gbs", memory_bytes_per_us / 1e3},
+          {"thread_memory_gbs", thread_memory_bytes_per_us / 1e3},
+          {"cache_gbs", cache_bytes_per_us / 1e3},
+          {"thread_gflops", thread_flops_per_us / 1e3},
+          {"dispatch_us", dispatch_us},
+          {"measure_ms", measure_ms}};
+}
+
+HostCalibration MeasureHostCalibration(int64_t cache_bytes) {
+  auto start = Clock::now();
+  HostCalibration calibration;
+  ThreadPool& pool = ThreadPool::Default();
+  calibration.threads = pool.size();
+  size_t large = std::max<size_t>(size_t{64} << 20, static_cast<size_t>(cache_bytes) * 2);
+  size_t small = std::max<size_t>(size_t{256} << 10, static_cast<size_t>(cache_bytes) / 4);
+  calibration.memory_bytes_per_us = CopyRate(large, calibration.threads, 3);
+  calibration.thread_memory_bytes_per_us = CopyRate(large / 2, 1, 2);
+  calibration.cache_bytes_per_us = CopyRate(small, calibration.threads, 10);
+  FmaRate(20000);  // warm-up: clocks up
+  calibration.thread_flops_per_us = std::max(FmaRate(200000), FmaRate(200000));
+  double best = 1e30;
+  for (int r = 0; r < 20; ++r) {
+    auto t = Clock::now();
+    pool.ParallelFor(static_cast<int64_t>(calibration.threads) * 4, [](int64_t) {});
+    best = std::min(best, MicrosecondsSince(t));
+  }
+  calibration.dispatch_us = best;
+  calibration.measure_ms = MicrosecondsSince(start) / 1e3;
+  return calibration;
+}
+
+const HostCalibration& CachedHostCalibration(int64_t cache_bytes) {
+  static std::once_flag once;
+  static HostCalibration calibration;
+  std::call_once(once, [&] { calibration = MeasureHostCalibration(cache_bytes); });
+  return calibration;
+}
+
+double HostParallelEfficiency(int64_t blocks, int threads) {
+  if (blocks <= 0 || threads <= 0) return 1;
+  int64_t tasks = std::min<int64_t>(blocks, int64_t{4} * threads);
+  int64_t blocks_per_task = (blocks + tasks - 1) / tasks;
+  int64_t tasks_per_thread = (tasks + threads - 1) / threads;
+  return static_cast<double>(blocks) /
+         static_cast<double>(blocks_per_task * tasks_per_thread * threads);
+}
+
+double HostBandwidth(const HostCalibration& calibration, int64_t busy, bool fits_cache) {
+  double shared = fits_cache ? calibration.cache_bytes_per_us : calibration.memory_bytes_per_us;
+  double per_thread = fits_cache ? calibration.cache_bytes_per_us / calibration.threads
+                                 : calibration.thread_memory_bytes_per_us;
+  return std::max(1e-3,
+                  std::min(shared, static_cast<double>(std::max<int64_t>(1, busy)) * per_thread));
+}
+
+double SimdEfficiency(int64_t vector, int64_t element_bytes, int64_t simd_bytes) {
+  if (simd_bytes <= 0) return 1;
+  double lanes = std::max(1.0, static_cast<double>(simd_bytes) /
+                                   static_cast<double>(std::max<int64_t>(1, element_bytes)));
+  return std::min(1.0, static_cast<double>(std::max<int64_t>(1, vector)) / lanes);
+}
+
+Expected<Prediction> HostModel::Predict(const emitters::KernelIR& kernel,
+                                        const DeviceFigures& device,
+                                        const ResourceUsage* /*usage*/) const {
+  const HostCalibration& c = calibration_;
+  if (c.memory_bytes_per_us <= 0 || c.thread_flops_per_us <= 0) {
+    return InvalidArgument("the host model has no calibration");
+  }
+  int64_t blocks = kernel.launch.block_count();
+  int64_t busy = std::min<int64_t>(blocks, c.threads);
+  double parallel = HostParallelEfficiency(blocks, c.threads);
+  Traffic traffic = KernelTraffic(kernel);
+  int64_t bytes = traffic.read_bytes + traffic.write_bytes;
+  bool fits = device.cache_bytes > 0 && bytes <= device.cache_bytes;
+  double bandwidth = HostBandwidth(c, busy, fits);
+  double memory_us = static_cast<double>(bytes) / bandwidth / parallel;
+
+  // A straight-line thread body is vectorised across the block's threads; otherwise only
+  // a thread's own vector of elements fills the SIMD lanes.
+  int64_t element_bytes = ComputeElementBytes(kernel);
+  bool across_threads = ThreadsVectorize(kernel);
+  int64_t vector =
+      across_threads ? device.info.simd_bytes / element_bytes : KernelVectorWidth(kernel);
+  double simd = SimdEfficiency(vector, element_bytes, device.info.simd_bytes);
+  double flops = KernelFlops(kernel);
+  double compute_us =
+      flops / (c.thread_flops_per_us * simd * static_cast<double>(std::max<int64_t>(1, busy))) /
+      parallel;
+  double steps = KernelThreadSteps(kernel) / (across_threads ? std::max<int64_t>(1, vector) : 1);
+  double step_us =
+      steps * kHostThreadStepUs / static_cast<double>(std::max<int64_t>(1, busy)) / parallel;
+  double work_us = compute_us + step_us;
+  double overlap = work_us + memory_us - 0.95 * std::min(work_us, memory_us);
+  Prediction prediction;
+  prediction.microseconds = c.dispatch_us + overlap;
+  prediction.breakdown = {
+      {"model", name()},
+      {"memory_us", memory_us},
+      {"compute_us", compute_us},
+      {"thread_steps_us", step_us},
+      {"dispatch_us", c.dispatch_us},
+      {"blocks", blocks},
+      {"bytes", {{"read", traffic.read_bytes}, {"write", traffic.write_bytes}}},
+      {"fits_cache", fits},
+      {"bandwidth_gbs", bandwidth / 1e3},
+      {"flops", flops},
+      {"vector", vector},
+      {"vectorised_across_threads", across_threads},
+      {"simd_efficiency", simd},
+      {"thread_steps", steps},
+      {"busy_threads", busy},
+      {"parallel_efficiency", parallel},
+      {"calibration", c.ToJson()},
+  };
+  return prediction;
+}
+
+}  // namespace tilesmith::costmodel

@@ -1,0 +1,149 @@
+// The analytic GPU model: each term on known figures (occupancy, waves, caps, overlap),
+// then whole predictions that must order configs as the hardware would.
+#include "costmodel/gpu_model.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/costmodel/kernel_test_util.h"
+
+namespace tilesmith::costmodel {
+namespace {
+
+using testing::Emit;
+
+const emitters::DeviceInfo& H100() {
+  static const emitters::DeviceInfo device = testing::Device("cuda:sm_90");
+  return device;
+}
+
+DeviceFigures H100Figures() { return {H100(), 50 << 20}; }
+
+TEST(GpuModelTest, OccupancyLimits) {
+  Occupancy plain = ComputeOccupancy(H100(), 256, 32, 0);
+  EXPECT_EQ(plain.blocks_per_sm, 8);
+  EXPECT_EQ(plain.limited_by, "threads");
+  EXPECT_DOUBLE_EQ(plain.fraction, 1.0);
+
+  Occupancy registers = ComputeOccupancy(H100(), 256, 64, 0);
+  EXPECT_EQ(registers.blocks_per_sm, 4);
+  EXPECT_EQ(registers.limited_by, "registers");
+  EXPECT_EQ(registers.warps_per_sm, 32);
+
+  // 255 registers round to 8192 per warp: two 4-warp blocks fill 64 K.
+  EXPECT_EQ(ComputeOccupancy(H100(), 128, 255, 0).blocks_per_sm, 2);
+
+  Occupancy shared = ComputeOccupancy(H100(), 128, 32, 100 * 1024);
+  EXPECT_EQ(shared.blocks_per_sm, 2);
+  EXPECT_EQ(shared.limited_by, "shared");
+
+  Occupancy tiny = ComputeOccupancy(H100(), 32, 16, 0);
+  EXPECT_EQ(tiny.blocks_per_sm, kMaxBlocksPerSm);
+  EXPECT_EQ(tiny.limited_by, "blocks");
+  EXPECT_DOUBLE_EQ(tiny.fraction, 0.5);
+
+  EXPECT_EQ(ComputeOccupancy(H100(), 128, 32, 300 * 1024).blocks_per_sm, 0);
+}
+
+TEST(GpuModelTest, WavesQuantiseTheTail) {
+  Waves full = ComputeWaves(264, 2, 132);
+  EXPECT_EQ(full.waves, 1);
+  EXPECT_DOUBLE_EQ(full.efficiency, 1.0);
+  Waves tail = ComputeWaves(265, 2, 132);
+  EXPECT_EQ(tail.waves, 2);
+  EXPECT_DOUBLE_EQ(tail.efficiency, 265.0 / 528.0);
+  EXPECT_EQ(ComputeWaves(10 * 264, 2, 132).waves, 10);
+}
+
+TEST(GpuModelTest, BandwidthTerms) {
+  EXPECT_DOUBLE_EQ(ReadBoost(10 << 20, 50 << 20), kL2ReadBoost);
+  EXPECT_DOUBLE_EQ(ReadBoost(100 << 20, 50 << 20), 1.0);
+  // About 53 blocks saturate an H100's 3.35 TB/s (tuning-practice.md).
+  EXPECT_NEAR(PerBlockBandwidthCap(53, 1.98) / 1e3, 3358, 1);
+  EXPECT_DOUBLE_EQ(LatencyHiding(kWarpsToHideLatency / 2), 0.5);
+  EXPECT_DOUBLE_EQ(LatencyHiding(64), 1.0);
+}
+
+TEST(GpuModelTest, ComputeAndOverlap) {
+  // 132 SMs x 128 lanes x 2 x 1.98 GHz: 66.9 Tflop/s.
+  EXPECT_NEAR(ComputeTimeUs(66.9e6, 1000, 256, 132, 1.98), 1.0, 0.01);
+  // One block uses one SM.
+  EXPECT_NEAR(ComputeTimeUs(66.9e6, 1, 256, 132, 1.98), 132.0, 1);
+  EXPECT_DOUBLE_EQ(Overlapped(10, 4), 10 + 4 - 0.95 * 4);
+  EXPECT_DOUBLE_EQ(SharedTimeUs(1e6, 32, 1, 1.0), 32 * SharedTimeUs(1e6, 1, 1, 1.0));
+}
+
+TEST(GpuModelTest, MemoryBoundKernelRunsAtBandwidth) {
+  auto kernel = Emit(testing::kElementwise);
+  auto prediction = GpuModel().Predict(kernel.kernel, {H100(), 0}, nullptr);
+  ASSERT_TRUE(prediction.has_value()) << prediction.error().message;
+  double bytes = 3.0 * 4194304 * 4;
+  double at_bandwidth = bytes / (H100().memory_bandwidth_gbs * 1e3);
+  EXPECT_GT(prediction->microseconds, at_bandwidth);
+  EXPECT_LT(prediction->microseconds, 1.3 * at_bandwidth + kLaunchOverheadUs);
+  EXPECT_EQ(prediction->breakdown["resources"]["source"], "estimate");
+  // 8192 blocks of 128 threads, 16 resident per SM: 8192 / 2112 -> 4 waves.
+  EXPECT_EQ(prediction->breakdown["waves"]["count"], 4);
+  // The same bytes fitting in the L2 read faster.
+  auto cached = GpuModel().Predict(kernel.kernel, H100Figures(), nullptr);
+  EXPECT_LT(cached->microseconds, prediction->microseconds);
+}
+
+TEST(GpuModelTest, RealRegistersLowerOccupancyAndSlowDown) {
+  auto kernel = Emit(testing::kElementwise, {{"threads_per_block", 128}});
+  ResourceUsage lean{.registers = 24};
+  ResourceUsage heavy{.registers = 255};
+  auto fast = GpuModel().Predict(kernel.kernel, H100Figures(), &lean);
+  auto slow = GpuModel().Predict(kernel.kernel, H100Figures(), &heavy);
+  EXPECT_EQ(fast->breakdown["resources"]["source"], "cubin");
+  EXPECT_EQ(slow->breakdown["occupancy"]["limited_by"], "registers");
+  EXPECT_GT(slow->microseconds, 1.5 * fast->microseconds);
+}
+
+TEST(GpuModelTest, SpillsAddTraffic) {
+  auto kernel = Emit(testing::kElementwise);
+  ResourceUsage none{.registers = 32};
+  ResourceUsage spills{.registers = 32, .spill_bytes = 64};
+  auto a = GpuModel().Predict(kernel.kernel, H100Figures(), &none);
+  auto b = GpuModel().Predict(kernel.kernel, H100Figures(), &spills);
+  EXPECT_GT(b->microseconds, a->microseconds);
+}
+
+TEST(GpuModelTest, UncoalescedReadsCostMore) {
+  constexpr char kColumnMajor[] = R"(f {
+  p0 = f32[1024,1024]{0,1} parameter(0)
+  ROOT n = f32[1024,1024]{1,0} negate(p0)
+})";
+  constexpr char kRowMajor[] = R"(f {
+  p0 = f32[1024,1024]{1,0} parameter(0)
+  ROOT n = f32[1024,1024]{1,0} negate(p0)
+})";
+  auto column =
+      GpuModel().Predict(Emit(kColumnMajor, {{"vector", 1}}).kernel, {H100(), 0}, nullptr);
+  auto row = GpuModel().Predict(Emit(kRowMajor, {{"vector", 1}}).kernel, {H100(), 0}, nullptr);
+  EXPECT_DOUBLE_EQ(column->breakdown["coalescing"]["read_factor"], 8.0);
+  EXPECT_GT(column->microseconds, 2 * row->microseconds);
+}
+
+TEST(GpuModelTest, BankConflictsSlowTheUnpaddedTranspose) {
+  auto padded = Emit(testing::kTranspose, {{"shared_padding", 1}});
+  auto unpadded = Emit(testing::kTranspose, {{"shared_padding", 0}});
+  auto fast = GpuModel().Predict(padded.kernel, {H100(), 0}, nullptr);
+  auto slow = GpuModel().Predict(unpadded.kernel, {H100(), 0}, nullptr);
+  EXPECT_EQ(slow->breakdown["bank_conflict_degree"], 32);
+  EXPECT_EQ(fast->breakdown["bank_conflict_degree"], 1);
+  EXPECT_GT(slow->microseconds, fast->microseconds);
+}
+
+TEST(GpuModelTest, RejectsDevicesWithoutFiguresAndBlocksThatDoNotFit) {
+  auto kernel = Emit(testing::kElementwise);
+  emitters::DeviceInfo blank = H100();
+  blank.memory_bandwidth_gbs = 0;
+  EXPECT_FALSE(GpuModel().Predict(kernel.kernel, {blank, 0}, nullptr).has_value());
+  ResourceUsage huge{.registers = 32, .shared_bytes = 400 * 1024};
+  auto error = GpuModel().Predict(kernel.kernel, H100Figures(), &huge);
+  ASSERT_FALSE(error.has_value());
+  EXPECT_NE(error.error().message.find("does not fit"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tilesmith::costmodel

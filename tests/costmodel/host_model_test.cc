@@ -1,0 +1,133 @@
+// The analytic host model: its parallel, bandwidth and SIMD terms on known figures, the
+// machine calibration, and predictions on a fixed calibration that must order configs.
+#include "costmodel/host_model.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/costmodel/kernel_test_util.h"
+
+namespace tilesmith::costmodel {
+namespace {
+
+using testing::Emit;
+
+// A fixed machine: 8 threads, 40 GB/s DRAM (10 per thread), 200 GB/s cached, 50 Gflop/s a
+// thread, 5 µs dispatch.
+HostCalibration Fixed() {
+  HostCalibration c;
+  c.threads = 8;
+  c.memory_bytes_per_us = 40e3;
+  c.thread_memory_bytes_per_us = 10e3;
+  c.cache_bytes_per_us = 200e3;
+  c.thread_flops_per_us = 50e3;
+  c.dispatch_us = 5;
+  return c;
+}
+
+DeviceFigures Host() { return {testing::Device("host"), 32 << 20}; }
+
+TEST(HostModelTest, ParallelEfficiencyRoundsBlocksAndTasks) {
+  EXPECT_DOUBLE_EQ(HostParallelEfficiency(1, 8), 1.0 / 8);
+  EXPECT_DOUBLE_EQ(HostParallelEfficiency(16, 8), 1.0);
+  EXPECT_DOUBLE_EQ(HostParallelEfficiency(9, 8), 9.0 / 16);
+  // 33 tasks of 100 blocks would be 32 tasks of ceil(100/32) = 4 blocks on 8 threads.
+  EXPECT_DOUBLE_EQ(HostParallelEfficiency(100, 8), 100.0 / (4 * 4 * 8));
+}
+
+TEST(HostModelTest, BandwidthScalesWithBusyThreadsUpToTheMachine) {
+  HostCalibration c = Fixed();
+  EXPECT_DOUBLE_EQ(HostBandwidth(c, 1, false), 10e3);
+  EXPECT_DOUBLE_EQ(HostBandwidth(c, 2, false), 20e3);
+  EXPECT_DOUBLE_EQ(HostBandwidth(c, 8, false), 40e3);
+  EXPECT_DOUBLE_EQ(HostBandwidth(c, 8, true), 200e3);
+  EXPECT_DOUBLE_EQ(HostBandwidth(c, 1, true), 25e3);
+}
+
+TEST(HostModelTest, SimdEfficiency) {
+  EXPECT_DOUBLE_EQ(SimdEfficiency(1, 4, 32), 1.0 / 8);
+  EXPECT_DOUBLE_EQ(SimdEfficiency(8, 4, 32), 1.0);
+  EXPECT_DOUBLE_EQ(SimdEfficiency(2, 2, 32), 2.0 / 16);
+  EXPECT_DOUBLE_EQ(SimdEfficiency(16, 4, 32), 1.0);
+  EXPECT_DOUBLE_EQ(SimdEfficiency(1, 4, 0), 1.0);
+}
+
+TEST(HostModelTest, MemoryBoundKernelAtTheCalibratedBandwidth) {
+  auto kernel = Emit(testing::kElementwise, nullptr, "host");
+  HostModel model(Fixed());
+  DeviceFigures host = Host();
+  host.cache_bytes = 1 << 20;  // 48 MiB do not fit
+  auto prediction = model.Predict(kernel.kernel, host, nullptr);
+  ASSERT_TRUE(prediction.has_value()) << prediction.error().message;
+  double memory_us = 3.0 * 4194304 * 4 / 40e3;
+  EXPECT_DOUBLE_EQ(prediction->breakdown["memory_us"], memory_us);
+  EXPECT_GT(prediction->microseconds, memory_us);
+  EXPECT_EQ(prediction->breakdown["model"], "analytic-host");
+  EXPECT_FALSE(prediction->breakdown["fits_cache"].get<bool>());
+}
+
+TEST(HostModelTest, OrdersOneBlockFarBehindManyBlocks) {
+  // 1024 threads of 4 elements cover 4096 elements in one block: one thread works.
+  constexpr char kSmall[] = R"(f {
+  p0 = f32[262144] parameter(0)
+  ROOT e = f32[262144] exponential(p0)
+})";
+  HostModel model(Fixed());
+  auto one = model.Predict(
+      Emit(kSmall, {{"threads_per_block", 1024}, {"vector", 4}, {"chunks", 64}}, "host").kernel,
+      Host(), nullptr);
+  auto many = model.Predict(
+      Emit(kSmall, {{"threads_per_block", 128}, {"vector", 4}, {"chunks", 1}}, "host").kernel,
+      Host(), nullptr);
+  ASSERT_TRUE(one.has_value() && many.has_value());
+  EXPECT_EQ(one->breakdown["busy_threads"], 1);
+  EXPECT_GT(one->microseconds, 4 * many->microseconds);
+}
+
+TEST(HostModelTest, WiderVectorsComputeFaster) {
+  HostModel model(Fixed());
+  auto narrow =
+      model.Predict(Emit(testing::kElementwise, {{"vector", 2}}, "host").kernel, Host(), nullptr);
+  auto wide =
+      model.Predict(Emit(testing::kElementwise, {{"vector", 8}}, "host").kernel, Host(), nullptr);
+  EXPECT_DOUBLE_EQ(narrow->breakdown["simd_efficiency"].get<double>(), 0.25);
+  EXPECT_DOUBLE_EQ(wide->breakdown["simd_efficiency"].get<double>(), 1.0);
+  EXPECT_GT(narrow->breakdown["compute_us"].get<double>(),
+            3 * wide->breakdown["compute_us"].get<double>());
+  EXPECT_GT(narrow->microseconds, wide->microseconds);
+}
+
+TEST(HostModelTest, StraightLineThreadsVectoriseAcrossThreads) {
+  HostModel model(Fixed());
+  auto across = model.Predict(
+      Emit(testing::kElementwise, {{"vector", 1}, {"chunks", 1}}, "host").kernel, Host(), nullptr);
+  auto chunked = model.Predict(
+      Emit(testing::kElementwise, {{"vector", 1}, {"chunks", 2}}, "host").kernel, Host(), nullptr);
+  EXPECT_TRUE(across->breakdown["vectorised_across_threads"].get<bool>());
+  EXPECT_FALSE(chunked->breakdown["vectorised_across_threads"].get<bool>());
+  EXPECT_DOUBLE_EQ(across->breakdown["simd_efficiency"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(chunked->breakdown["compute_us"].get<double>(),
+                   8 * across->breakdown["compute_us"].get<double>());
+  // 48 MiB at 40 GB/s bound the vectorised one; the scalar one is compute bound.
+  EXPECT_GT(chunked->microseconds, 1.5 * across->microseconds);
+}
+
+TEST(HostModelTest, RefusesAnUncalibratedMachine) {
+  HostModel model(HostCalibration{});
+  EXPECT_FALSE(model.Predict(Emit(testing::kElementwise).kernel, Host(), nullptr).has_value());
+}
+
+TEST(HostModelTest, CalibrationMeasuresThisMachineOnce) {
+  const HostCalibration& first = CachedHostCalibration(8 << 20);
+  EXPECT_GE(first.threads, 1);
+  EXPECT_GT(first.memory_bytes_per_us, 100);  // > 0.1 GB/s
+  EXPECT_GT(first.thread_memory_bytes_per_us, 100);
+  EXPECT_GT(first.cache_bytes_per_us, 100);
+  EXPECT_GT(first.thread_flops_per_us, 100);  // > 0.1 Gflop/s
+  EXPECT_GT(first.dispatch_us, 0);
+  EXPECT_LT(first.measure_ms, 5000);
+  EXPECT_EQ(&CachedHostCalibration(8 << 20), &first);
+  EXPECT_TRUE(first.ToJson().contains("memory_gbs"));
+}
+
+}  // namespace
+}  // namespace tilesmith::costmodel

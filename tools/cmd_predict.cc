@@ -1,0 +1,185 @@
+// `tilesmith predict`: the best configs of a fusion's space as a cost model predicts them,
+// with nothing measured. CUDA candidates are compiled to cubins first (the most promising
+// ones), so the GPU model sees their real registers and shared memory.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <numeric>
+
+#include "tools/commands.h"
+#include "tools/fusion_loader.h"
+#include "tuner/device.h"
+#include "tuner/layouts.h"
+#include "tuner/model_ranking.h"
+#include "tuner/space.h"
+
+namespace tilesmith::tools {
+namespace {
+
+using nlohmann::json;
+
+Expected<int64_t> CountFlag(const cli::Args& args, const std::string& flag, int64_t fallback) {
+  if (!args.Has(flag)) return fallback;
+  const std::string text = args.Get(flag);
+  try {
+    size_t used = 0;
+    long long value = std::stoll(text, &used);
+    if (used == text.size() && value >= 0) return static_cast<int64_t>(value);
+  } catch (const std::exception&) {
+  }
+  return InvalidArgument("--" + flag + " expects a whole number >= 0, not '" + text + "'");
+}
+
+// `read_us=1.2 write_us=0.8 occupancy.blocks_per_sm=8 …`: the breakdown's figures on one
+// line (nested objects one level deep, the calibration left to --json).
+std::string BreakdownLine(const json& breakdown) {
+  std::string line;
+  auto add = [&](const std::string& key, const json& value) {
+    if (value.is_object() || value.is_array()) return;
+    char number[32];
+    std::string text;
+    if (value.is_number_float()) {
+      std::snprintf(number, sizeof(number), "%.4g", value.get<double>());
+      text = number;
+    } else {
+      text = value.is_string() ? value.get<std::string>() : value.dump();
+    }
+    line += (line.empty() ? "" : " ") + key + "=" + text;
+  };
+  for (const auto& [key, value] : breakdown.items()) {
+    if (key == "model" || key == "calibration") continue;
+    if (value.is_object()) {
+      for (const auto& [inner, v] : value.items()) add(key + "." + inner, v);
+    } else {
+      add(key, value);
+    }
+  }
+  return line;
+}
+
+int RunPredict(const cli::Args& args) {
+  if (args.positionals().size() != 1) {
+    ReportError("expected one fusion file");
+    return kExitUsage;
+  }
+  auto top = CountFlag(args, "top", 5);
+  auto cubins = CountFlag(args, "cubins", 64);
+  for (const auto* flag : {&top, &cubins}) {
+    if (!*flag) {
+      ReportError(flag->error().message);
+      return kExitUsage;
+    }
+  }
+  std::string target = args.Get("target", "host");
+  if (target.rfind("ascend:", 0) == 0) {
+    return ReportError("Ascend targets are predicted by `tilesmith schedule` (the per-pipe model)");
+  }
+  auto loaded = LoadFusion(args.positionals()[0], args);
+  if (!loaded) return ReportError(loaded.error().message);
+  auto device = tuner::ResolveDevice(target, args.Get("device"), tuner::DefaultDevicesDir());
+  if (!device) return ReportError(device.error().message);
+  auto free_outputs = tuner::ParseFreeOutputs(args.Get("free-layouts"), *loaded->module->fusion());
+  if (!free_outputs) return ReportError(free_outputs.error().message);
+  auto space = tuner::BuildSpace(*loaded->module, device->info, *free_outputs);
+  if (!space) return ReportError(space.error().message);
+
+  tuner::ModelRanking ranking(*device, nullptr, {.max_cubins = *cubins});
+  std::vector<tuner::CandidatePrediction> predictions = ranking.PredictAll(*space);
+  std::vector<int64_t> order(predictions.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+    return predictions[a].microseconds < predictions[b].microseconds;
+  });
+  int64_t predicted =
+      std::count_if(predictions.begin(), predictions.end(), [](const auto& p) { return p.ok; });
+  if (predicted == 0) {
+    return ReportError(
+        "no config of the space could be predicted: " +
+        (predictions.empty() ? std::string("the space is empty") : predictions.front().error));
+  }
+  int64_t default_rank = 0;
+  for (size_t r = 0; r < order.size(); ++r) {
+    if (order[r] == space->default_index) default_rank = static_cast<int64_t>(r) + 1;
+  }
+  int64_t shown = std::min<int64_t>(*top == 0 ? predicted : *top, predicted);
+
+  if (args.Has("json")) {
+    json rows = json::array();
+    for (int64_t r = 0; r < shown; ++r) {
+      const tuner::CandidatePrediction& p = predictions[order[r]];
+      const tuner::Candidate& candidate = space->candidates[p.candidate];
+      rows.push_back({{"rank", r + 1},
+                      {"config", candidate.config},
+                      {"default", candidate.is_default},
+                      {"predicted_us", p.microseconds},
+                      {"cubin", p.cubin},
+                      {"resources", p.resources},
+                      {"breakdown", p.breakdown}});
+    }
+    json failed = json::array();
+    for (const tuner::CandidatePrediction& p : predictions) {
+      if (!p.ok)
+        failed.push_back({{"config", space->candidates[p.candidate].config}, {"error", p.error}});
+    }
+    std::cout << json{{"model", ranking.model_name()},
+                      {"source", "predicted"},
+                      {"target", device->target.ToString()},
+                      {"device", device->record.Key()},
+                      {"emitter", space->emitter},
+                      {"space_size", space->total()},
+                      {"candidates", space->candidates.size()},
+                      {"predicted", predicted},
+                      {"default_rank", default_rank},
+                      {"top", rows},
+                      {"failed", failed}}
+                     .dump(2)
+              << "\n";
+    return kExitOk;
+  }
+  std::cout << "model     " << ranking.model_name() << " (predicted, nothing measured)\n"
+            << "device    " << device->record.Key() << "\n"
+            << "emitter   " << space->emitter << "\n"
+            << "space     " << space->candidates.size() << " configs, " << predicted
+            << " predicted; the default ranks " << default_rank << "\n";
+  for (int64_t r = 0; r < shown; ++r) {
+    const tuner::CandidatePrediction& p = predictions[order[r]];
+    const tuner::Candidate& candidate = space->candidates[p.candidate];
+    char time[32];
+    std::snprintf(time, sizeof(time), "%10.3f us", p.microseconds);
+    std::cout << "#" << r + 1 << "  " << time << "  " << candidate.config.dump()
+              << (candidate.is_default ? "  <- default" : "") << "\n"
+              << "     " << BreakdownLine(p.breakdown) << "\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+Subcommand PredictSubcommand() {
+  cli::Command command("predict", "predict the best configs of a fusion with a cost model",
+                       "FILE --target T [--top N] [--device ID] [--cubins N] [--json]");
+  AddFusionInputFlags(command)
+      .Flag("target", "T",
+            "host (analytic host model, calibrated on this machine) or cuda:sm_XX (analytic "
+            "GPU model); default host")
+      .Flag("device", "ID", "device description (see `tilesmith space --help`)")
+      .Flag("free-layouts", "out0,…", "outputs whose layout is part of the config")
+      .Flag("top", "N", "print the N best predicted configs (default 5; 0: all)")
+      .Flag("cubins", "N",
+            "cuda targets: compile the N most promising configs to cubins and predict them "
+            "with their real registers, shared memory and spills (default 64; 0: none)")
+      .Switch("json",
+              "print {model, source, target, device, emitter, space_size, candidates, "
+              "predicted, default_rank, top: [{rank, config, default, predicted_us, cubin, "
+              "resources, breakdown}], failed: [{config, error}]}")
+      .Epilog(
+          "Nothing is measured: times come from the analytic model of the target (see "
+          "costmodel/README.md). The breakdown gives each term in microseconds and the "
+          "figures behind it (bytes, coalescing, occupancy, waves, bank conflicts).\n" +
+          FusionInputHelp());
+  return {std::move(command), &RunPredict};
+}
+
+}  // namespace tilesmith::tools
