@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <string_view>
 
+#include "report/report.h"
 #include "support/log.h"
 #include "support/sha256.h"
 
@@ -74,6 +75,29 @@ json MeasurementJson(const db::MeasurementRecord& m) {
 
 bool IsHex(std::string_view text) {
   return !text.empty() && text.find_first_not_of("0123456789abcdef") == std::string_view::npos;
+}
+
+// GET /report (`text` empty) and /report/{fingerprint}: the HTML tuning report, rendered from
+// the store on each request (report/report.h).
+HttpResponse ReportPage(db::Store& store, const std::string& text) {
+  report::ReportOptions options;
+  if (!text.empty()) {
+    if (text.size() < 6 || text.size() > 64 || !IsHex(text)) {
+      return ErrorResponse(
+          400, "a fingerprint is 6 to 64 lowercase hex digits, not '" + text.substr(0, 80) + "'");
+    }
+    auto fingerprint = db::ResolveFingerprint(store, text);
+    if (!fingerprint) {
+      return ErrorResponse(StatusFor(fingerprint.error()), fingerprint.error().message);
+    }
+    options.fingerprint = *fingerprint;
+  }
+  auto page = report::RenderReport(store, options);
+  if (!page) return ErrorResponse(StatusFor(page.error()), page.error().message);
+  HttpResponse response;
+  response.content_type = "text/html; charset=utf-8";
+  response.body = std::move(*page);
+  return response;
 }
 
 }  // namespace
@@ -268,6 +292,13 @@ void Api::Route(const HttpRequest& request, const Reply& reply, std::string* rou
     allowed = "GET";
     *route = "/v1/kernels/{fingerprint}";
     id = path.substr(12);
+  } else if (path == "/report" || path == "/report/") {
+    allowed = "GET";
+    *route = "/report";
+  } else if (path.starts_with("/report/") && path.find('/', 8) == std::string::npos) {
+    allowed = "GET";
+    *route = "/report/{fingerprint}";
+    id = path.substr(8);
   } else {
     return reply(ErrorResponse(404, "no route " + path));
   }
@@ -289,6 +320,9 @@ void Api::Route(const HttpRequest& request, const Reply& reply, std::string* rou
   if (*route == "/v1/devices") return reply(Devices());
   if (*route == "/v1/kernels") return reply(Kernels(request));
   if (*route == "/v1/kernels/{fingerprint}") return reply(Kernel(id));
+  if (*route == "/report" || *route == "/report/{fingerprint}") {
+    return reply(ReportPage(store_, id));
+  }
   if (*route == "/v1/jobs/{id}") return reply(method == "GET" ? GetJob(id) : CancelJob(id));
   auto body = ParseBody(request.body, options_.max_nesting);
   if (!body) return reply(ErrorResponse(400, body.error().message));
@@ -404,6 +438,14 @@ HttpResponse Api::QueryBatch(const json& body) {
   json defaults = json::object();
   for (const char* field : {"target", "tune_if_missing"}) {
     if (body.contains(field)) defaults[field] = body[field];
+  }
+  // New fusions are parsed and fingerprinted in parallel first; the answers below then
+  // find them in the cache (and a bad one reports its error there, in order).
+  constexpr size_t kParallelBatch = 64;
+  if (queries->size() >= kParallelBatch) {
+    batch_pool_.ParallelFor(static_cast<int64_t>(queries->size()), [&](int64_t i) {
+      (void)fingerprints_.Lookup((*queries)[static_cast<size_t>(i)]);
+    });
   }
   json results = json::array();
   int64_t found = 0;

@@ -19,6 +19,7 @@
 #include "service/jobs.h"
 #include "service/metrics.h"
 #include "service/targets.h"
+#include "support/thread_pool.h"
 
 namespace tilesmith::service {
 
@@ -116,6 +117,9 @@ class Api {
   Scheduler scheduler_;
   BestCache cache_;
   FingerprintCache fingerprints_;
+  // Parses a batch's new fusions side by side; only batch queries use it, so a request
+  // never waits on compilation (the tuner compiles on pools of its own).
+  ThreadPool batch_pool_;
   std::string token_digest_;
 };
 

@@ -33,6 +33,7 @@ Subcommand CompileSubcommand();
 Subcommand RunSubcommand();
 Subcommand CheckSubcommand();
 Subcommand DbSubcommand();
+Subcommand ReportSubcommand();
 Subcommand SpaceSubcommand();
 Subcommand TuneSubcommand();
 Subcommand PredictSubcommand();

@@ -15,7 +15,8 @@ const std::vector<Subcommand>& Subcommands() {
       LayoutSubcommand(),   ParseSubcommand(),   FingerprintSubcommand(), EvalSubcommand(),
       AnalyzeSubcommand(),  CompileSubcommand(), RunSubcommand(),         CheckSubcommand(),
       ScheduleSubcommand(), DbSubcommand(),      SpaceSubcommand(),       TuneSubcommand(),
-      PredictSubcommand(),  SweepSubcommand(),   WorkerSubcommand(),      ServeSubcommand()};
+      PredictSubcommand(),  SweepSubcommand(),   WorkerSubcommand(),      ServeSubcommand(),
+      ReportSubcommand()};
   return subcommands;
 }
 

@@ -16,14 +16,12 @@ using analysis::Interval;
 using analysis::ReductionVariant;
 using hlo::HloInstruction;
 using reduction_internal::BlockCount;
-using reduction_internal::IsPowerOfTwo;
 using reduction_internal::kWarp;
 using reduction_internal::NeedsPresence;
 using reduction_internal::Outputs;
 using reduction_internal::PartialsDims;
 using reduction_internal::PowerOfTwoAtLeast;
 using reduction_internal::ReductionHeroes;
-using reduction_internal::SharedBytes;
 using reduction_internal::SplitAtomicOp;
 
 // The logical index of an element of `shape` from its `[D, H, W]` coordinates: the three are
