@@ -9,8 +9,10 @@
 
 #include "db/export.h"
 #include "db/sqlite_store.h"
+#include "support/atomic_file.h"
 #include "support/log.h"
 #include "tools/commands.h"
+#include "tools/tune_support.h"
 
 namespace tilesmith::tools {
 namespace {
@@ -18,12 +20,7 @@ namespace {
 using nlohmann::json;
 
 // --db, else $TILESMITH_DB, else ./tilesmith.db.
-std::string DatabasePath(const cli::Args& args) {
-  if (args.Has("db")) return args.Get("db");
-  const char* from_environment = std::getenv("TILESMITH_DB");
-  return from_environment != nullptr && *from_environment != '\0' ? from_environment
-                                                                  : "tilesmith.db";
-}
+std::string DatabasePath(const cli::Args& args) { return ResolveDbPath(args.Get("db", "")); }
 
 std::string Micros(std::optional<double> value) {
   if (!value) return "-";
@@ -248,24 +245,6 @@ int Stats(const cli::Args& args, db::Store& store, const std::string& path) {
   }
   std::cout << (stats->compiler_versions.empty() ? " none\n" : "\n");
   return kExitOk;
-}
-
-// Writes next to `path` and renames, so a reader never sees half a file.
-Status WriteFileAtomically(const std::string& path, const std::string& text) {
-  std::string temporary = path + ".tmp" + std::to_string(::getpid());
-  {
-    std::ofstream out(temporary, std::ios::binary);
-    out << text;
-    out.flush();
-    if (!out) return MakeError(ErrorCode::kIo, temporary + ": cannot write");
-  }
-  std::error_code error;
-  std::filesystem::rename(temporary, path, error);
-  if (error) {
-    std::filesystem::remove(temporary, error);
-    return MakeError(ErrorCode::kIo, path + ": cannot write: " + error.message());
-  }
-  return OkStatus();
 }
 
 int Export(const cli::Args& args, db::Store& store, const db::ResultFilter& filter) {

@@ -8,37 +8,16 @@
 
 #include "db/sqlite_store.h"
 #include "report/report.h"
+#include "support/atomic_file.h"
 #include "support/log.h"
 #include "tools/commands.h"
+#include "tools/tune_support.h"
 
 namespace tilesmith::tools {
 namespace {
 
 // --db, else $TILESMITH_DB, else ./tilesmith.db (as `tilesmith db`).
-std::string DatabasePath(const cli::Args& args) {
-  if (args.Has("db")) return args.Get("db");
-  const char* from_environment = std::getenv("TILESMITH_DB");
-  return from_environment != nullptr && *from_environment != '\0' ? from_environment
-                                                                  : "tilesmith.db";
-}
-
-// Writes beside `path` and renames, so a browser never loads half a page.
-Status WriteAtomically(const std::string& path, const std::string& text) {
-  std::string temporary = path + ".tmp" + std::to_string(::getpid());
-  {
-    std::ofstream out(temporary, std::ios::binary);
-    out << text;
-    out.flush();
-    if (!out) return MakeError(ErrorCode::kIo, temporary + ": cannot write");
-  }
-  std::error_code error;
-  std::filesystem::rename(temporary, path, error);
-  if (error) {
-    std::filesystem::remove(temporary, error);
-    return MakeError(ErrorCode::kIo, path + ": cannot write: " + error.message());
-  }
-  return OkStatus();
-}
+std::string DatabasePath(const cli::Args& args) { return ResolveDbPath(args.Get("db", "")); }
 
 int Run(const cli::Args& args) {
   if (!args.positionals().empty()) {
@@ -74,7 +53,7 @@ int Run(const cli::Args& args) {
     std::cout << *page;
     return kExitOk;
   }
-  Status written = WriteAtomically(out, *page);
+  Status written = WriteFileAtomically(out, *page);
   if (!written) return ReportError(written.error().message);
   std::cout << "wrote " << out << " (" << page->size() << " bytes)\n";
   return kExitOk;

@@ -9,6 +9,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "support/atomic_file.h"
+
 namespace tilesmith::tools {
 namespace {
 
@@ -36,32 +38,6 @@ Expected<json> ReadPairs(const std::string& path) {
   return document["pairs"];
 }
 
-Status WriteAtomically(const std::string& path, const std::string& text) {
-  std::string temporary = path + ".tmp." + std::to_string(getpid());
-  int fd = open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  auto fail = [&](const char* what) {
-    std::string message = temporary + ": " + what + ": " + std::strerror(errno);
-    if (fd >= 0) close(fd);
-    unlink(temporary.c_str());
-    return MakeError(ErrorCode::kIo, message);
-  };
-  if (fd < 0) return fail("open");
-  for (size_t done = 0; done < text.size();) {
-    ssize_t wrote = write(fd, text.data() + done, text.size() - done);
-    if (wrote < 0 && errno == EINTR) continue;
-    if (wrote <= 0) return fail("write");
-    done += static_cast<size_t>(wrote);
-  }
-  if (fsync(fd) != 0) return fail("fsync");
-  if (close(fd) != 0) {
-    fd = -1;
-    return fail("close");
-  }
-  fd = -1;
-  if (rename(temporary.c_str(), path.c_str()) != 0) return fail("rename");
-  return OkStatus();
-}
-
 }  // namespace
 
 std::string SweepState::PathFor(const std::string& db_path) { return db_path + ".sweeps.json"; }
@@ -84,7 +60,7 @@ Status SweepState::Record(const std::string& key, const json& row) {
   if (current) pairs_.update(*current);
   pairs_[key] = row;
   json document = {{"format", kFormat}, {"version", kVersion}, {"pairs", pairs_}};
-  return WriteAtomically(path_, document.dump(1) + "\n");
+  return WriteFileAtomically(path_, document.dump(1) + "\n");
 }
 
 }  // namespace tilesmith::tools
