@@ -381,6 +381,25 @@ Api::Found Api::Find(const json& query, const json& defaults) {
                   {"fingerprint", entry->fingerprint},
                   {"name", entry->name},
                   {"target", (*target)->name}};
+  json predict =
+      query.contains("predict") ? query["predict"] : defaults.value("predict", json(false));
+  if (!predict.is_boolean()) return fail(400, "\"predict\" must be true or false");
+  if (predict.get<bool>()) {
+    // Nothing measured: the target's cost model answers, marked as such.
+    auto input = ReadFusion(query);
+    auto predicted = input ? predictions_.Predict(*input, **target)
+                           : Expected<json>(std::unexpected(input.error()));
+    if (predicted) {
+      json answer = std::move(*predicted);
+      answer["status"] = 200;
+      answer["fingerprint"] = entry->fingerprint;
+      answer["name"] = entry->name;
+      answer["target"] = (*target)->name;
+      found.answer = std::move(answer);
+    } else {
+      found.answer["prediction_error"] = predicted.error().message;
+    }
+  }
   json tune = query.contains("tune_if_missing") ? query["tune_if_missing"]
                                                 : defaults.value("tune_if_missing", json(false));
   if (tune.is_boolean() && !tune.get<bool>()) return found;
@@ -436,7 +455,7 @@ HttpResponse Api::QueryBatch(const json& body) {
                                   " queries, not " + std::to_string(queries->size()));
   }
   json defaults = json::object();
-  for (const char* field : {"target", "tune_if_missing"}) {
+  for (const char* field : {"target", "tune_if_missing", "predict"}) {
     if (body.contains(field)) defaults[field] = body[field];
   }
   // New fusions are parsed and fingerprinted in parallel first; the answers below then

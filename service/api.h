@@ -18,6 +18,7 @@
 #include "service/http.h"
 #include "service/jobs.h"
 #include "service/metrics.h"
+#include "service/predictions.h"
 #include "service/targets.h"
 #include "support/thread_pool.h"
 
@@ -117,6 +118,7 @@ class Api {
   Scheduler scheduler_;
   BestCache cache_;
   FingerprintCache fingerprints_;
+  PredictionCache predictions_;
   // Parses a batch's new fusions side by side; only batch queries use it, so a request
   // never waits on compilation (the tuner compiles on pools of its own).
   ThreadPool batch_pool_;
