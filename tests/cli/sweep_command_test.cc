@@ -17,6 +17,8 @@
 #include <set>
 #include <sstream>
 
+#include "tests/cli/cli_run.h"
+
 namespace tilesmith {
 namespace {
 
@@ -30,11 +32,7 @@ std::string CorpusRoot() {
   return dir && *dir ? dir : TILESMITH_DEFAULT_CORPUS_DIR;
 }
 
-struct CommandRun {
-  int exit_code;
-  std::string out;
-  std::string err;
-};
+using cli_testing::CommandRun;
 
 // Fast measurement settings: the tests check the sweep, not the timings.
 constexpr const char* kQuick = R"("warmup_ms": 1, "rep_ms": 3, "flush": false)";
@@ -60,17 +58,7 @@ class SweepCommandTest : public ::testing::Test {
 
   // Runs `tilesmith ARGUMENTS` in the temp dir; `environment` is prefixed (`VAR='…' `).
   CommandRun Tilesmith(const std::string& arguments, const std::string& environment = "") {
-    std::string err_path = File("stderr.txt");
-    std::string command = "cd '" + dir_.string() + "' && " + environment + TILESMITH_CLI + " " +
-                          arguments + " 2>'" + err_path + "'";
-    FILE* pipe = popen(command.c_str(), "r");
-    std::string out;
-    char buffer[4096];
-    while (size_t n = fread(buffer, 1, sizeof(buffer), pipe)) out.append(buffer, n);
-    int status = pclose(pipe);
-    std::ifstream err_file(err_path);
-    std::string err((std::istreambuf_iterator<char>(err_file)), std::istreambuf_iterator<char>());
-    return {WEXITSTATUS(status), out, err};
+    return cli_testing::RunTilesmithIn(dir_, arguments, environment);
   }
 
  protected:

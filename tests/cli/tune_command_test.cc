@@ -15,6 +15,8 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "tests/cli/cli_run.h"
+
 namespace tilesmith {
 namespace {
 
@@ -27,11 +29,7 @@ std::string Corpus() {
   return std::string(dir && *dir ? dir : TILESMITH_DEFAULT_CORPUS_DIR) + "/xla";
 }
 
-struct CommandRun {
-  int exit_code;
-  std::string out;
-  std::string err;
-};
+using cli_testing::CommandRun;
 
 class TuneCommandTest : public ::testing::Test {
  protected:
@@ -45,18 +43,7 @@ class TuneCommandTest : public ::testing::Test {
   std::string File(const std::string& name) const { return (dir_ / name).string(); }
 
   CommandRun Tilesmith(const std::string& arguments) {
-    std::string err_path = File("stderr.txt");
-    // In the temp dir, so nothing a command writes by default lands beside the tests.
-    std::string command = "cd '" + dir_.string() + "' && " + TILESMITH_CLI + " " + arguments +
-                          " 2>'" + err_path + "'";
-    FILE* pipe = popen(command.c_str(), "r");
-    std::string out;
-    char buffer[4096];
-    while (size_t n = fread(buffer, 1, sizeof(buffer), pipe)) out.append(buffer, n);
-    int status = pclose(pipe);
-    std::ifstream err_file(err_path);
-    std::string err((std::istreambuf_iterator<char>(err_file)), std::istreambuf_iterator<char>());
-    return {WEXITSTATUS(status), out, err};
+    return cli_testing::RunTilesmithIn(dir_, arguments);
   }
 
   fs::path dir_;

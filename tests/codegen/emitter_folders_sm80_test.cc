@@ -10,15 +10,9 @@ namespace tilesmith::codegen {
 namespace {
 
 std::vector<std::string> EmitterFolderFiles() {
-  std::vector<std::string> files;
-  for (const std::string& file : testing::XlaCorpusFiles()) {
-    for (const char* folder :
-         {"/concatenate/", "/input_slices/", "/dynamic_update_slice/", "/scatter/", "/reduce_row/",
-          "/reduce_multirow/", "/reduce_column/", "/reduce_column_small/"}) {
-      if (file.find(folder) != std::string::npos) files.push_back(file);
-    }
-  }
-  return files;
+  return testing::XlaCorpusFilesIn({"/concatenate/", "/input_slices/", "/dynamic_update_slice/",
+                                    "/scatter/", "/reduce_row/", "/reduce_multirow/",
+                                    "/reduce_column/", "/reduce_column_small/"});
 }
 
 class EmitterFoldersSm80Test : public ::testing::TestWithParam<std::string> {};

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -87,6 +88,20 @@ inline std::vector<std::string> XlaCorpusFiles() {
     }
   }
   std::sort(files.begin(), files.end());
+  return files;
+}
+
+/// The corpus files whose path contains one of `folders` (e.g. "/transpose/", "/reduce_").
+inline std::vector<std::string> XlaCorpusFilesIn(std::initializer_list<const char*> folders) {
+  std::vector<std::string> files;
+  for (const std::string& file : XlaCorpusFiles()) {
+    for (const char* folder : folders) {
+      if (file.find(folder) != std::string::npos) {
+        files.push_back(file);
+        break;
+      }
+    }
+  }
   return files;
 }
 

@@ -15,14 +15,6 @@
 namespace tilesmith::codegen {
 namespace {
 
-std::vector<std::string> ReductionCorpusFiles() {
-  std::vector<std::string> files;
-  for (const std::string& file : testing::XlaCorpusFiles()) {
-    if (file.find("/reduce_") != std::string::npos) files.push_back(file);
-  }
-  return files;
-}
-
 class ReductionCorpusTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ReductionCorpusTest, DefaultAndSampledConfigsMatchTheEvaluatorOnTheHost) {
@@ -88,7 +80,8 @@ TEST_P(ReductionCorpusTest, DefaultCompilesForSm90WithShufflesAndNoSpills) {
   EXPECT_LE(testing::CountLines(after, "ld.global"), scalars);
 }
 
-INSTANTIATE_TEST_SUITE_P(Xla, ReductionCorpusTest, ::testing::ValuesIn(ReductionCorpusFiles()),
+INSTANTIATE_TEST_SUITE_P(Xla, ReductionCorpusTest,
+                         ::testing::ValuesIn(testing::XlaCorpusFilesIn({"/reduce_"})),
                          testing::CorpusTestName);
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(ReductionCorpusTest);
 

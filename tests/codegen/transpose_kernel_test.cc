@@ -14,14 +14,6 @@
 namespace tilesmith::codegen {
 namespace {
 
-std::vector<std::string> TransposeCorpusFiles() {
-  std::vector<std::string> files;
-  for (const std::string& file : testing::XlaCorpusFiles()) {
-    if (file.find("/transpose/") != std::string::npos) files.push_back(file);
-  }
-  return files;
-}
-
 class TransposeCorpusTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(TransposeCorpusTest, DefaultAndSampledConfigsMatchTheEvaluatorOnTheHost) {
@@ -83,7 +75,8 @@ TEST_P(TransposeCorpusTest, DefaultCompilesForSm90WithoutSpills) {
       << "phase 2 recomputes the transpose from global memory";
 }
 
-INSTANTIATE_TEST_SUITE_P(Xla, TransposeCorpusTest, ::testing::ValuesIn(TransposeCorpusFiles()),
+INSTANTIATE_TEST_SUITE_P(Xla, TransposeCorpusTest,
+                         ::testing::ValuesIn(testing::XlaCorpusFilesIn({"/transpose/"})),
                          testing::CorpusTestName);
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(TransposeCorpusTest);
 

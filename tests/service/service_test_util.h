@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "service/server.h"
+#include "tests/db/db_test_util.h"
 
 namespace tilesmith::service::testing {
 
@@ -29,24 +30,7 @@ namespace net = boost::asio;
 using tcp = net::ip::tcp;
 using nlohmann::json;
 
-/// A fresh directory under the system temp dir, removed with everything in it.
-class TempDir {
- public:
-  TempDir() {
-    static std::atomic<int> counter = 0;
-    path_ = std::filesystem::temp_directory_path() /
-            ("tilesmith_service_" + std::to_string(getpid()) + "_" + std::to_string(counter++));
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  std::string File(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  std::filesystem::path path_;
-};
+using db::testing::TempDir;
 
 /// One answer as the client saw it.
 struct Reply {
