@@ -50,7 +50,7 @@ class Client:
     def query_batch(self, fusions, target="host"):
         return self.request("POST", "/v1/query:batch", {"target": target, "queries": fusions})
 
-    def tune(self, fusion, target="host", budget=0, strategy="exhaustive", wait_s=None,
+    def tune(self, fusion, target="host", budget=0, strategy="model", wait_s=None,
              free_layouts=()):
         body = dict(fusion, target=target, budget=budget, strategy=strategy,
                     free_layouts=list(free_layouts))
@@ -101,7 +101,7 @@ def main(argv):
     tune.add_argument("--target", default="host")
     tune.add_argument("--sizes")
     tune.add_argument("--budget", type=int, default=0)
-    tune.add_argument("--strategy", default="exhaustive")
+    tune.add_argument("--strategy", default="model")
     tune.add_argument("--wait", type=float, default=0, metavar="S")
     batch = commands.add_parser("batch")
     batch.add_argument("files", nargs="+")

@@ -385,7 +385,22 @@ Api::Found Api::Find(const json& query, const json& defaults) {
       query.contains("predict") ? query["predict"] : defaults.value("predict", json(false));
   if (!predict.is_boolean()) return fail(400, "\"predict\" must be true or false");
   if (predict.get<bool>()) {
-    // Nothing measured: the target's cost model answers, marked as such.
+    // Nothing measured here: the nearest tuned device of the same architecture answers,
+    // else the target's cost model, each marked as such.
+    auto transferred = NearestTunedDevice(store_, entry->fingerprint, options_.compiler_version,
+                                          (*target)->device.record);
+    if (transferred && *transferred) {
+      json answer = BestJson(**transferred);
+      answer["source"] = "nearest-device";
+      answer["measured_on"] = answer["device"];
+      answer["fallback"] = "measured on the nearest tuned device of the same architecture (" +
+                           (*target)->device.record.compute_capability + "), not on " +
+                           (*target)->name;
+      answer["status"] = 200;
+      answer["target"] = (*target)->name;
+      found.answer = std::move(answer);
+      return found;
+    }
     auto input = ReadFusion(query);
     auto predicted = input ? predictions_.Predict(*input, **target)
                            : Expected<json>(std::unexpected(input.error()));

@@ -35,7 +35,7 @@ bool IsJobId(const std::string& id) {
 
 Expected<json> Api::TuneOptionsOf(const json& body) const {
   json options = {
-      {"budget", 0}, {"strategy", "exhaustive"}, {"seed", 0}, {"free_layouts", json::array()}};
+      {"budget", 0}, {"strategy", "model"}, {"seed", 0}, {"free_layouts", json::array()}};
   if (auto budget = body.find("budget"); budget != body.end()) {
     if (!budget->is_number_integer() || budget->get<int64_t>() < 0) {
       return InvalidArgument("\"budget\" must be a non-negative integer (0: the whole space)");

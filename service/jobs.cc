@@ -305,7 +305,7 @@ void JobManager::RunJob(const std::shared_ptr<Active>& job, const ServedTarget& 
   }
   const json& options_json = job->record.options;
   tuner::TuneOptions options;
-  options.strategy = options_json.value("strategy", std::string("exhaustive"));
+  options.strategy = options_json.value("strategy", std::string("model"));
   options.budget = options_json.value("budget", int64_t{0});
   options.seed = options_json.value("seed", uint64_t{0});
   options.batch_size = environment_.batch_size;

@@ -7,6 +7,40 @@
 
 namespace tilesmith::service {
 
+Expected<std::optional<db::BestResult>> NearestTunedDevice(db::Store& store,
+                                                           const std::string& fingerprint,
+                                                           const std::string& compiler_version,
+                                                           const db::DeviceRecord& device) {
+  TS_ASSIGN_OR_RETURN(
+      std::vector<db::BestResult> results,
+      store.ListBest({.fingerprint = fingerprint, .compiler_version = compiler_version}));
+  auto log_ratio = [](double a, double b) {
+    return a > 0 && b > 0 ? std::abs(std::log(a / b)) : 1.0;
+  };
+  std::optional<db::BestResult> nearest;
+  double nearest_distance = 0;
+  std::string own_key = device.Key();
+  for (db::BestResult& result : results) {
+    const std::string& key = result.measurement.key.device_key;
+    if (key == own_key) continue;
+    TS_ASSIGN_OR_RETURN(std::optional<db::DeviceRecord> other, store.GetDevice(key));
+    if (!other || other->target != device.target ||
+        other->compute_capability != device.compute_capability) {
+      continue;
+    }
+    // Bandwidth first: most fusions are memory-bound, so it moves the best config most.
+    double distance =
+        4 * log_ratio(other->memory_bandwidth_gbps, device.memory_bandwidth_gbps) +
+        log_ratio(static_cast<double>(other->cores), static_cast<double>(device.cores));
+    if (!nearest || distance < nearest_distance ||
+        (distance == nearest_distance && key < nearest->measurement.key.device_key)) {
+      nearest = std::move(result);
+      nearest_distance = distance;
+    }
+  }
+  return nearest;
+}
+
 Expected<nlohmann::json> PredictionCache::Predict(const FusionInput& fusion,
                                                   const ServedTarget& target) {
   std::pair<std::string, std::string> key{fusion.fingerprint, target.name};

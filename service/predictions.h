@@ -10,11 +10,22 @@
 #include <string>
 #include <utility>
 
+#include "db/store.h"
 #include "service/fusion_input.h"
 #include "service/targets.h"
 #include "support/status.h"
 
 namespace tilesmith::service {
+
+/// For a device nothing was measured on: the best result of the same fingerprint and
+/// compiler version on the nearest tuned device of the same architecture (same target and
+/// compute capability; nearest by memory bandwidth, then core count, on a log scale), or
+/// nothing. A config tuned on an H100 SXM is a better first answer on an H100 PCIe than any
+/// model's, but it is still not a measurement of this device, and the answer says so.
+Expected<std::optional<db::BestResult>> NearestTunedDevice(db::Store& store,
+                                                           const std::string& fingerprint,
+                                                           const std::string& compiler_version,
+                                                           const db::DeviceRecord& device);
 
 class PredictionCache {
  public:

@@ -19,6 +19,7 @@
 #include "tools/commands.h"
 #include "tools/fusion_loader.h"
 #include "tools/kernel_tools.h"
+#include "tuner/host_memory.h"
 #include "tuner/verify.h"
 
 namespace tilesmith::tools {
@@ -64,6 +65,9 @@ int RunRun(const cli::Args& args) {
   const hlo::HloComputation& fusion = *loaded->module->fusion();
   auto target = HostTarget(args);
   if (!target) return ReportError(target.error().message);
+  if (auto fits = tuner::CheckFitsHostMemory(fusion); !fits) {
+    return ReportError(fits.error().message);
+  }
   auto config = ParseConfigFlag(args);
   if (!config) return ReportError(config.error().message);
   analysis::FusionAnalysis analysis = analysis::AnalyzeFusion(fusion);
@@ -130,6 +134,9 @@ int RunCheck(const cli::Args& args) {
   const hlo::HloComputation& fusion = *loaded->module->fusion();
   auto target = HostTarget(args);
   if (!target) return ReportError(target.error().message);
+  if (auto fits = tuner::CheckFitsHostMemory(fusion); !fits) {
+    return ReportError(fits.error().message);
+  }
   analysis::FusionAnalysis analysis = analysis::AnalyzeFusion(fusion);
   emitters::DeviceInfo device = emitters::DeviceInfo::ForTarget(*target);
 

@@ -95,8 +95,8 @@ Expected<std::vector<Pair>> PlanPairs(const SweepFile& sweep,
     const SweepSettings& settings = fusion.settings;
     if (std::find(strategies.begin(), strategies.end(), settings.strategy) == strategies.end()) {
       return InvalidArgument(sweep.path + ": error: " + settings.strategy_from +
-                             ": unknown strategy '" + settings.strategy +
-                             "' (exhaustive, random, best-first, evolutionary)");
+                             ": unknown strategy '" + settings.strategy + "' (" +
+                             tuner::StrategyNamesText() + ")");
     }
     for (size_t i = 0; i < settings.targets.size(); ++i) {
       const std::string& target = settings.targets[i];

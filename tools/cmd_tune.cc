@@ -125,7 +125,7 @@ int RunTune(const cli::Args& args) {
   auto free_outputs = tuner::ParseFreeOutputs(args.Get("free-layouts"), *loaded->module->fusion());
   if (!free_outputs) return ReportError(free_outputs.error().message);
   options.free_outputs = *free_outputs;
-  options.strategy = args.Get("strategy", "exhaustive");
+  options.strategy = args.Get("strategy", "model");
   options.source_format = loaded->request ? "ascgraph" : "hlo";
   auto budget = NumberFlag(args, "budget", 0);
   auto time = NumberFlag(args, "time", 0);
@@ -164,8 +164,7 @@ int RunTune(const cli::Args& args) {
 
   const std::vector<std::string>& names = tuner::StrategyNames();
   if (std::find(names.begin(), names.end(), options.strategy) == names.end()) {
-    ReportError("unknown strategy '" + options.strategy +
-                "' (exhaustive, random, best-first, evolutionary)");
+    ReportError("unknown strategy '" + options.strategy + "' (" + tuner::StrategyNamesText() + ")");
     return kExitUsage;
   }
   std::unique_ptr<db::SqliteStore> store;
@@ -198,7 +197,8 @@ int RunTune(const cli::Args& args) {
               {"worker_starts", result->worker_starts},
               {"best", SummaryJson(result->best)},
               {"default", SummaryJson(result->default_config)},
-              {"speedup", result->speedup ? json(*result->speedup) : json(nullptr)}};
+              {"speedup", result->speedup ? json(*result->speedup) : json(nullptr)},
+              {"stopped", result->stopped}};
   if (device->target.is_cuda()) out["cuda_driver"] = driver.message;
   if (!result->timed) {
     std::string message = CompiledOnlyMessage(*result, *device, driver);
@@ -214,7 +214,8 @@ int RunTune(const cli::Args& args) {
               << "space       " << result->space_size << " configs, " << result->candidates
               << " valid (" << result->emitter << " emitter)\n"
               << "measured    " << result->measured << " (" << result->measured_now << " this run, "
-              << result->resumed << " from the database), failed " << result->failed << "\n";
+              << result->resumed << " from the database), failed " << result->failed << "\n"
+              << "search      " << options.strategy << ", ended: " << result->stopped << "\n";
     if (result->best) {
       std::cout << "best        " << result->best->config.dump() << "  median "
                 << Micros(result->best->median_us) << " us (p20 " << Micros(result->best->p20_us)
@@ -278,7 +279,10 @@ Subcommand TuneSubcommand() {
       .Flag("db", "PATH", "results database (default $TILESMITH_DB, else ./tilesmith.db)")
       .Flag("budget", "N", "measure at most N configs, the default included (default: all)")
       .Flag("time", "S", "start no new batch after S seconds (default: no limit)")
-      .Flag("strategy", "S", "exhaustive (default), random, best-first or evolutionary")
+      .Flag("strategy", "S",
+            "model (default: measure the cost model's best, correct it with the measurements, "
+            "stop when no config is predicted to win by more than noise), exhaustive, random, "
+            "best-first or evolutionary")
       .Flag("seed", "N", "seed of the random and evolutionary strategies (default 0)")
       .Flag("batch", "N", "configs compiled in parallel and committed together (default 8)")
       .Flag("warmup-ms", "MS", "warm-up time per config before timing (default 10)")

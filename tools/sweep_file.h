@@ -18,7 +18,7 @@ namespace tilesmith::tools {
 struct SweepSettings {
   std::vector<std::string> targets;
   std::string targets_from = "targets";  ///< Where `targets` was given, for messages.
-  std::string strategy = "exhaustive";
+  std::string strategy = "model";
   std::string strategy_from = "strategy";  ///< Where `strategy` was given, for messages.
   int64_t budget = 0;  ///< Configs per (fusion, target), the default included; 0: all.
   double time_s = 0;   ///< No new batch after this long per (fusion, target); 0: no limit.

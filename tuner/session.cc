@@ -9,6 +9,7 @@
 #include "compiler/emitters/kernel_ir.h"
 #include "compiler/hlo/canonical.h"
 #include "tuner/builder.h"
+#include "tuner/host_memory.h"
 #include "tuner/layouts.h"
 #include "tuner/model_ranking.h"
 #include "tuner/space.h"
@@ -252,6 +253,7 @@ Expected<TuneResult> Tune(const hlo::HloModule& module, const Device& device, db
   if (result.timed) {
     if (options.worker_argv.empty()) return InvalidArgument("no worker command to measure with");
     if (store == nullptr) return InvalidArgument("a timed tune needs a results store");
+    if (!device.target.is_cuda()) TS_RETURN_IF_ERROR(CheckFitsHostMemory(fusion));
     session.measurer = std::make_unique<HostMeasurer>(options.worker_argv);
     TS_RETURN_IF_ERROR(store->PutDevice(device.record));
     TS_RETURN_IF_ERROR(store->PutKernel(
@@ -278,10 +280,19 @@ Expected<TuneResult> Tune(const hlo::HloModule& module, const Device& device, db
     TS_ASSIGN_OR_RETURN(auto outcomes, session.RunBatch({space.default_index}));
     strategy->Tell(outcomes);
   }
+  result.stopped = "time limit";
   while (options.time_limit_s <= 0 || SecondsSince(start) < options.time_limit_s) {
-    if (options.should_stop && options.should_stop()) break;
+    if (options.should_stop && options.should_stop()) {
+      result.stopped = "stopped";
+      break;
+    }
     std::vector<int64_t> batch = strategy->Ask(std::max<int64_t>(1, options.batch_size));
-    if (batch.empty()) break;
+    if (batch.empty()) {
+      result.stopped = !strategy->stop_reason().empty()         ? strategy->stop_reason()
+                       : strategy->spent() >= result.candidates ? "space measured"
+                                                                : "budget spent";
+      break;
+    }
     TS_ASSIGN_OR_RETURN(auto outcomes, session.RunBatch(batch));
     strategy->Tell(outcomes);
   }

@@ -32,7 +32,7 @@ struct TuneProgress {
 };
 
 struct TuneOptions {
-  std::string strategy = "exhaustive";
+  std::string strategy = "model";
   int64_t budget = 0;       ///< Most candidates (0: the whole space).
   double time_limit_s = 0;  ///< No new batch after this long (0: no limit).
   uint64_t seed = 0;
@@ -86,6 +86,9 @@ struct TuneResult {
   std::optional<TrialSummary> best;
   std::optional<TrialSummary> default_config;
   std::optional<double> speedup;  ///< default median / best median.
+  /// Why the search ended: "space measured", "budget spent", "time limit", "stopped" (asked
+  /// to), or the strategy's reason (the model strategy's convergence).
+  std::string stopped;
 };
 
 /// One verified config competing for best.

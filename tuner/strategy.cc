@@ -4,6 +4,8 @@
 #include <map>
 #include <numeric>
 
+#include "tuner/model_strategy.h"
+
 namespace tilesmith::tuner {
 
 std::vector<int64_t> Strategy::Ask(int64_t max_count) {
@@ -200,9 +202,15 @@ class EvolutionaryStrategy : public Strategy {
 }  // namespace
 
 const std::vector<std::string>& StrategyNames() {
-  static const std::vector<std::string> names = {"exhaustive", "random", "best-first",
+  static const std::vector<std::string> names = {"model", "exhaustive", "random", "best-first",
                                                  "evolutionary"};
   return names;
+}
+
+std::string StrategyNamesText() {
+  std::string text;
+  for (const std::string& name : StrategyNames()) text += (text.empty() ? "" : ", ") + name;
+  return text;
 }
 
 Expected<std::unique_ptr<Strategy>> MakeStrategy(std::string_view name, const Space& space,
@@ -215,6 +223,10 @@ Expected<std::unique_ptr<Strategy>> MakeStrategy(std::string_view name, const Sp
     return std::make_unique<FixedOrderStrategy>(space, options.budget, "random",
                                                 SeededOrder(space, options.seed));
   }
+  if (name == "model") {
+    if (options.ranking == nullptr) return InvalidArgument("model needs a ranking");
+    return MakeModelGuidedStrategy(space, options.budget, *options.ranking);
+  }
   if (name == "best-first") {
     if (options.ranking == nullptr) return InvalidArgument("best-first needs a ranking");
     return std::make_unique<FixedOrderStrategy>(space, options.budget, "best-first",
@@ -223,8 +235,8 @@ Expected<std::unique_ptr<Strategy>> MakeStrategy(std::string_view name, const Sp
   if (name == "evolutionary") {
     return std::make_unique<EvolutionaryStrategy>(space, options.budget, options.seed);
   }
-  return InvalidArgument("unknown strategy '" + std::string(name) +
-                         "' (exhaustive, random, best-first, evolutionary)");
+  return InvalidArgument("unknown strategy '" + std::string(name) + "' (" + StrategyNamesText() +
+                         ")");
 }
 
 }  // namespace tilesmith::tuner

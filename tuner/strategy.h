@@ -41,6 +41,9 @@ class Strategy {
   int64_t budget() const { return budget_; }
   /// Candidates proposed or told so far.
   int64_t spent() const { return static_cast<int64_t>(seen_.size()); }
+  /// Why Ask answered nothing before the budget and the space ran out (a strategy that
+  /// judged further measurement pointless); empty otherwise.
+  virtual std::string stop_reason() const { return {}; }
 
  protected:
   Strategy(const Space& space, int64_t budget) : space_(space), budget_(budget) {}
@@ -62,16 +65,19 @@ class Strategy {
 struct StrategyOptions {
   int64_t budget = 0;  ///< Most candidates to measure (0: the whole space).
   uint64_t seed = 0;
-  /// Predicts candidates' times for best-first (required there; tuner/model_ranking.h).
+  /// Predicts candidates' times for `model` and best-first (required there;
+  /// tuner/model_ranking.h).
   const Ranking* ranking = nullptr;
 };
 
-/// `exhaustive`, `random`, `best-first` or `evolutionary`; an unknown name is an error that
-/// lists them.
+/// `model`, `exhaustive`, `random`, `best-first` or `evolutionary`; an unknown name is an
+/// error that lists them.
 Expected<std::unique_ptr<Strategy>> MakeStrategy(std::string_view name, const Space& space,
                                                  const StrategyOptions& options);
 
-/// The names MakeStrategy takes.
+/// The names MakeStrategy takes, the default (`model`) first.
 const std::vector<std::string>& StrategyNames();
+/// The same, comma-separated, for help texts and errors.
+std::string StrategyNamesText();
 
 }  // namespace tilesmith::tuner

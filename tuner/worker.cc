@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <new>
 #include <nlohmann/json.hpp>
 #include <optional>
 
@@ -41,6 +42,7 @@ class GuardedBuffer {
   explicit GuardedBuffer(int64_t size) : size_(size) {
     int64_t total = 2 * kRedZoneBytes + ((size + 63) / 64) * 64;
     memory_ = static_cast<uint8_t*>(std::aligned_alloc(64, total));
+    if (memory_ == nullptr) throw std::bad_alloc();
     std::memset(memory_, kGuardByte, total);
     total_ = total;
   }
@@ -199,7 +201,13 @@ class Worker {
     for (const emitters::KernelBuffer& buffer : host.kernel().buffers) {
       auto physical = hlo::PhysicalLayout::Create(buffer.shape);
       if (!physical) return Failure("launch", physical.error().message);
-      auto guarded = std::make_unique<GuardedBuffer>(physical->byte_size());
+      std::unique_ptr<GuardedBuffer> guarded;
+      try {
+        guarded = std::make_unique<GuardedBuffer>(physical->byte_size());
+      } catch (const std::bad_alloc&) {
+        return Failure("launch", "out of memory allocating a " +
+                                     std::to_string(physical->byte_size()) + "-byte buffer");
+      }
       if (!buffer.is_output) {
         auto bytes = InputBytes(buffer);
         if (!bytes) return Failure("launch", bytes.error().message);

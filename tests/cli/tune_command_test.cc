@@ -88,6 +88,8 @@ TEST_F(TuneCommandTest, TuneOnTheHostPrintsTheBestTheDefaultAndTheSpeedup) {
   EXPECT_GT(result["default"]["median_us"].get<double>(), 0);
   EXPECT_EQ(result["measured"], 5);
   EXPECT_EQ(result["failed"], 0);
+  EXPECT_EQ(result["strategy"], "model") << "the default strategy";
+  EXPECT_EQ(result["stopped"], "budget spent");
   // The progress line went to stderr, one line per committed batch when not a terminal.
   EXPECT_NE(run.err.find("tune: 5/5  compiled 5, measured 5, failed 0, best "), std::string::npos)
       << run.err;
@@ -105,8 +107,9 @@ TEST_F(TuneCommandTest, TuneOnTheHostPrintsTheBestTheDefaultAndTheSpeedup) {
 TEST_F(TuneCommandTest, KilledMidTuneTheDatabaseIsCleanAndARerunResumes) {
   std::string db_path = File("resume.db");
   std::vector<std::string> argv = {
-      TILESMITH_CLI, "tune",    Gelu(), "--target", "host", "--db",        db_path, "--budget",
-      "14",          "--batch", "2",    "--rep-ms", "25",   "--warmup-ms", "2",     "--no-flush"};
+      TILESMITH_CLI, "tune",        Gelu(), "--target",   "host",       "--db",
+      db_path,       "--budget",    "14",   "--batch",    "2",          "--rep-ms",
+      "25",          "--warmup-ms", "2",    "--no-flush", "--strategy", "exhaustive"};
   int err_pipe[2];
   ASSERT_EQ(pipe(err_pipe), 0);
   pid_t pid = fork();
@@ -149,7 +152,8 @@ TEST_F(TuneCommandTest, KilledMidTuneTheDatabaseIsCleanAndARerunResumes) {
 
   CommandRun rerun =
       Tilesmith("tune " + Gelu() + " --target host --db " + db_path +
-                " --budget 14 --batch 2 --rep-ms 25 --warmup-ms 2 --no-flush --json");
+                " --budget 14 --batch 2 --rep-ms 25 --warmup-ms 2 --no-flush --strategy exhaustive "
+                "--json");
   ASSERT_EQ(rerun.exit_code, 0) << rerun.err;
   json result = json::parse(rerun.out);
   EXPECT_EQ(result["resumed"], before.size());
@@ -166,6 +170,23 @@ TEST_F(TuneCommandTest, KilledMidTuneTheDatabaseIsCleanAndARerunResumes) {
     EXPECT_TRUE(configs.insert(hash).second) << "config " << hash << " measured twice";
   }
   EXPECT_EQ(after.size(), 14u);
+}
+
+// XLA's own test of grid limits broadcasts into 2.4 TB: it compiles for every target, but
+// no host can hold it, and the tools say so instead of dying in the allocator.
+TEST_F(TuneCommandTest, AFusionLargerThanMemoryIsRefusedWithTheFigures) {
+  std::ofstream(File("huge.hlo")) << "bcast {\n  one = bf16[] constant(1)\n"
+                                     "  ROOT b = bf16[24,2048,2048,3,4096]{4,3,2,1,0} "
+                                     "broadcast(one), dimensions={}\n}\n";
+  for (const std::string command : {"tune huge.hlo --target host --db t.db --quiet",
+                                    "run huge.hlo --target host", "check huge.hlo --target host"}) {
+    CommandRun run = Tilesmith(command);
+    EXPECT_EQ(run.exit_code, 1) << command << "\n" << run.err;
+    EXPECT_NE(run.err.find("cannot run on the host"), std::string::npos) << command << run.err;
+    EXPECT_NE(run.err.find(" TiB"), std::string::npos) << run.err;
+  }
+  CommandRun compiled = Tilesmith("compile huge.hlo --target cuda:sm_90");
+  EXPECT_EQ(compiled.exit_code, 0) << compiled.err;
 }
 
 TEST_F(TuneCommandTest, CudaTargetsCompileEveryCandidateThenStopWithAClearMessage) {

@@ -98,7 +98,8 @@ class SharedDatabase {
     for (const auto& tune : tunes) {
       CommandRun run =
           Shell(dir_.File(""), tune.environment + TILESMITH_CLI + " tune '" + tune.file +
-                                   "' --target host --budget " + std::to_string(tune.budget) +
+                                   "' --target host --strategy exhaustive --budget " +
+                                   std::to_string(tune.budget) +
                                    " --db results.db --quiet --warmup-ms 1 "
                                    "--rep-ms 5 --no-flush --timeout-ms 1000 --json");
       nlohmann::json result = nlohmann::json::parse(run.out, nullptr, false);

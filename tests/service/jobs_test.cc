@@ -19,7 +19,11 @@ ServerOptions SlowOptions(ServerOptions options) {
 }
 
 json TuneRequest(int variant, int budget) {
-  return {{"fusion", TinyFusion(variant)}, {"target", "host"}, {"budget", budget}};
+  // Exhaustive: the counts below assume a search that never stops before its budget.
+  return {{"fusion", TinyFusion(variant)},
+          {"target", "host"},
+          {"budget", budget},
+          {"strategy", "exhaustive"}};
 }
 
 TEST_F(ServiceTest, IdenticalConcurrentRequestsShareOneJob) {

@@ -4,7 +4,10 @@
 // loopback over a real SQLite file.
 #include <gtest/gtest.h>
 
+#include "compiler/hlo/canonical.h"
+#include "compiler/hlo/parser.h"
 #include "service_test_util.h"
+#include "tuner/device.h"
 
 namespace tilesmith::service::testing {
 namespace {
@@ -40,6 +43,49 @@ TEST_F(ServiceTest, PredictsWhereNothingWasMeasuredAndSaysSo) {
   EXPECT_EQ(measured.Json()["source"], "measured");
 
   EXPECT_EQ(Post("/v1/query", {{"fusion", TinyFusion(4)}, {"predict", "yes"}}).status, 400);
+}
+
+// A result measured on an H100 SXM answers for an H100 PCIe (same sm_90) when predictions are
+// asked for, marked as measured elsewhere; an A100 (sm_80) falls through to the model.
+TEST_F(ServiceTest, PredictionsFallBackToTheNearestTunedDeviceOfTheSameArchitecture) {
+  ServerOptions options = Options();
+  options.compiler_version = "tilesmith-test-1";
+  options.targets = {"cuda:sm_90=h100_pcie", "cuda:sm_80=a100"};
+  auto module = hlo::ParseHloModule(TinyFusion(9));
+  ASSERT_TRUE(module.has_value()) << module.error().message;
+  auto fingerprint = hlo::FusionFingerprint(**module);
+  ASSERT_TRUE(fingerprint.has_value());
+  auto sxm = tuner::ResolveDevice("cuda:sm_90", "h100_sxm", tuner::DefaultDevicesDir());
+  ASSERT_TRUE(sxm.has_value()) << sxm.error().message;
+  {
+    std::filesystem::create_directories(std::filesystem::path(options.db_path).parent_path());
+    auto store = db::testing::OpenStore(options.db_path);
+    ASSERT_NE(store, nullptr);
+    db::KernelRecord kernel{*fingerprint, "hlo", "tiny", hlo::CanonicalFusionText(**module)};
+    ASSERT_TRUE(store->PutDevice(sxm->record).has_value());
+    ASSERT_TRUE(store->PutKernel(kernel).has_value());
+    db::MeasurementRecord trial =
+        db::testing::Trial(kernel, sxm->record, {{"threads_per_block", 256}}, 3.5);
+    ASSERT_TRUE(store->RecordBatch({&trial, 1}).has_value());
+  }
+  StartServer(options);
+
+  json query = {{"fusion", TinyFusion(9)}, {"target", "cuda:sm_90"}};
+  EXPECT_EQ(Post("/v1/query", query).status, 404) << "not measured on this device";
+  query["predict"] = true;
+  Reply near = Post("/v1/query", query);
+  ASSERT_EQ(near.status, 200) << near.body;
+  json answer = near.Json();
+  EXPECT_EQ(answer["source"], "nearest-device");
+  EXPECT_EQ(answer["measured_on"], sxm->record.Key());
+  EXPECT_EQ(answer["config"]["threads_per_block"], 256);
+  EXPECT_NE(answer["fallback"].get<std::string>().find("sm_90"), std::string::npos);
+
+  query["target"] = "cuda:sm_80";
+  Reply other = Post("/v1/query", query);
+  ASSERT_EQ(other.status, 200) << other.body;
+  EXPECT_EQ(other.Json()["source"], "predicted") << "an sm_80 device is not an sm_90 one";
+  EXPECT_EQ(other.Json()["model"], "analytic-gpu");
 }
 
 TEST_F(ServiceTest, BatchPredictsWhenTheBatchAsks) {

@@ -24,6 +24,7 @@ struct Fixture {
 TuneOptions QuickOptions(const std::string& path, int64_t budget) {
   TuneOptions options;
   options.budget = budget;
+  options.strategy = "exhaustive";  // counts below are of a search that never stops early
   options.batch_size = 4;
   options.measure.warmup_ms = 1;
   options.measure.budget_ms = 3;
