@@ -38,6 +38,7 @@ Subcommand SpaceSubcommand();
 Subcommand TuneSubcommand();
 Subcommand PredictSubcommand();
 Subcommand SweepSubcommand();
+Subcommand SplitSubcommand();
 Subcommand WorkerSubcommand();
 Subcommand ServeSubcommand();
 

@@ -16,7 +16,7 @@ const std::vector<Subcommand>& Subcommands() {
       AnalyzeSubcommand(),  CompileSubcommand(), RunSubcommand(),         CheckSubcommand(),
       ScheduleSubcommand(), DbSubcommand(),      SpaceSubcommand(),       TuneSubcommand(),
       PredictSubcommand(),  SweepSubcommand(),   WorkerSubcommand(),      ServeSubcommand(),
-      ReportSubcommand()};
+      ReportSubcommand(),   SplitSubcommand()};
   return subcommands;
 }
 
