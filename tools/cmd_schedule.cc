@@ -8,6 +8,7 @@
 #include "costmodel/ascend/schedule.h"
 #include "support/log.h"
 #include "tools/commands.h"
+#include "tuner/device.h"
 
 namespace tilesmith::tools {
 namespace {
@@ -47,7 +48,7 @@ int Run(const cli::Args& args) {
 
   ascgraph::Platform platform;
   if (args.Has("platform")) {
-    auto loaded = ascend::LoadPlatform(args.Get("platform"), ascend::DefaultDevicesDir());
+    auto loaded = ascend::LoadPlatform(args.Get("platform"), tuner::DefaultDevicesDir());
     if (!loaded) return ReportError(loaded.error().message);
     platform = std::move(*loaded);
   } else if (request->platform) {

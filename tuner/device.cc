@@ -8,6 +8,8 @@
 #include <sstream>
 #include <thread>
 
+#include "support/exe_path.h"
+
 namespace tilesmith::tuner {
 namespace {
 
@@ -86,7 +88,8 @@ void FillHostFacts(Device& device) {
 
 std::string DefaultDevicesDir() {
   if (const char* dir = std::getenv("TILESMITH_DEVICES_DIR"); dir && *dir) return dir;
-  return TILESMITH_SOURCE_DIR "/configs/devices";
+  // An unpacked bundle (scripts/device-bundle) carries its descriptions beside the binary.
+  return BundledPathOr("configs/devices", TILESMITH_SOURCE_DIR "/configs/devices").string();
 }
 
 Expected<Device> LoadDeviceFile(const std::string& path) {

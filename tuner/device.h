@@ -22,7 +22,8 @@ struct Device {
   int64_t cache_bytes = 0;    ///< L2 (GPU) or last-level cache (CPU): the flush size.
 };
 
-/// `$TILESMITH_DEVICES_DIR`, else the repository's `configs/devices`.
+/// `$TILESMITH_DEVICES_DIR`, else `configs/devices` beside the executable (an unpacked
+/// bundle), else the repository's `configs/devices`.
 std::string DefaultDevicesDir();
 
 /// Reads one description file; messages name the file and the field.

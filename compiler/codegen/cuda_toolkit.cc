@@ -6,6 +6,8 @@
 #include <string_view>
 #include <vector>
 
+#include "support/exe_path.h"
+
 namespace tilesmith::codegen {
 namespace {
 
@@ -20,10 +22,13 @@ const char* ChosenDir() {
 }
 
 // `$TILESMITH_CUDA_DIR` alone when set (an explicit choice, also how tests see a machine
-// without the toolkit), else the usual places.
+// without the toolkit), else the bundle's own `cuda/` beside the executable, else the usual
+// places. The bundle's libdevice comes first because it is the one this LLVM was checked
+// against; a GPU host's toolkit may be older or newer.
 std::vector<fs::path> CandidateDirs() {
   if (const char* chosen = ChosenDir()) return {fs::path(chosen)};
   std::vector<fs::path> dirs;
+  if (std::optional<fs::path> bundled = BundledPath("cuda")) dirs.push_back(*bundled);
   for (const char* variable : {"CUDA_HOME", "CUDA_PATH"}) {
     const char* value = std::getenv(variable);
     if (value != nullptr && *value != '\0') dirs.emplace_back(value);
@@ -52,8 +57,8 @@ Expected<fs::path> LibdevicePath() {
   if (!dir) {
     return MakeError(ErrorCode::kFailedPrecondition,
                      "the CUDA toolkit was not found (no " + std::string(kLibdevice) +
-                         " under $TILESMITH_CUDA_DIR, or else $CUDA_HOME, $CUDA_PATH or "
-                         "/usr/local/cuda)");
+                         " under $TILESMITH_CUDA_DIR, or else cuda/ beside tilesmith, $CUDA_HOME, "
+                         "$CUDA_PATH or /usr/local/cuda)");
   }
   return *dir / kLibdevice;
 }

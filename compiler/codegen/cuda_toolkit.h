@@ -11,7 +11,8 @@
 
 namespace tilesmith::codegen {
 
-/// The toolkit root: the first of `$CUDA_HOME`, `$CUDA_PATH` and `/usr/local/cuda` that holds
+/// The toolkit root: the first of `cuda/` beside the executable (an unpacked bundle),
+/// `$CUDA_HOME`, `$CUDA_PATH` and `/usr/local/cuda` that holds
 /// `nvvm/libdevice/libdevice.10.bc`, or only `$TILESMITH_CUDA_DIR` when that is set. Empty
 /// when none does.
 std::optional<std::filesystem::path> CudaToolkitDir();
