@@ -1,0 +1,520 @@
+#!/usr/bin/env python3
+"""tilesmith's host kernels against XLA:CPU on this machine, fusion by fusion.
+
+    bench/xla_compare.py [--quick] [--json OUT] [--tilesmith PATH] [--cores N]
+                         [--budget N] [--corpus-sample N] [FILE.hlo ...]
+
+For every fusion (bench/corpus/*.hlo, configs/examples/*.hlo and a fixed sample of
+$TILESMITH_CORPUS_DIR/xla/**/*.hlo, or the files given), in one run:
+
+- tilesmith: `tilesmith tune FILE --target host --strategy best-first --budget N --json`
+  gives the default config's and the tuned config's median kernel time (the measurer's
+  warm-up, repetitions and last-level-cache flush before each);
+- XLA:CPU: the same HLO text goes through XLA's own parser (`hlo_module_from_text`), into
+  an XlaComputation, to StableHLO and through the CPU client's `compile_and_load` with the
+  fusion's parameter and result layouts pinned, so XLA compiles the identical computation
+  with its own fusion and code generation, in a child process (XLA aborts on some inputs);
+  it is timed the same way (warm-up, median and 20th percentile of repetitions, the cache
+  flushed before each, outputs allocated by XLA as it always does), once before and once
+  after tilesmith's tune, and the lower median counts;
+- outputs: the same random inputs (floats uniform in [-1, 1), signed ints in [-8, 8),
+  unsigned in [0, 16), pred 50/50: the distribution `tilesmith tune` verifies with) go to
+  XLA and, as .npy files, to `tilesmith run` with the default and the tuned config; every
+  output must agree within a dtype tolerance;
+- ratios: tilesmith's time ÷ XLA's (below 1: tilesmith is faster), default and tuned, per
+  fusion and as geometric means over the fusions whose outputs agreed (from the medians,
+  and from the 20th percentiles, which other load on a shared machine moves less).
+
+Threads: tilesmith's host kernels run their blocks on a pool of one thread per core and
+XLA:CPU runs its parallel loop partitions on a pool of one thread per schedulable core;
+`--cores N` pins this process and every tilesmith it starts to the first N cores before
+XLA starts (XLA sizes its pool from the affinity mask; tilesmith's pool keeps one thread
+per online core, time-sliced on the N cores).
+
+Needs jax (the virtual environment `scripts/bench` makes under the build directory);
+without it, says so and exits 0 (the comparison is skipped, nothing else fails).
+"""
+
+import argparse
+import glob
+import json
+import math
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# The --quick set: one fusion of each kind from the real programs.
+QUICK = ["mlp_multiply_multiply_fusion", "layer_norm_broadcast_add_fusion",
+         "softmax_ynn_fusion", "adam_divide_subtract_fusion"]
+
+# Largest |tilesmith - XLA| allowed, relative to max(1, |XLA|): a few units in the last
+# place of the type after a handful of ops computed in another order or with another
+# polynomial for exp/tanh/log.
+TOLERANCE = {"float64": 1e-9, "float32": 2e-5, "float16": 4e-3, "bfloat16": 3e-2}
+
+
+def machine():
+    """The CPU model and core counts, for the table's caption."""
+    model = platform.processor() or "unknown CPU"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return {"cpu": model, "online_cores": os.cpu_count(),
+            "schedulable_cores": len(os.sched_getaffinity(0))}
+
+
+def last_level_cache_bytes():
+    best = 0
+    for path in glob.glob("/sys/devices/system/cpu/cpu0/cache/index*/size"):
+        try:
+            text = open(path).read().strip()
+        except OSError:
+            continue
+        scale = {"K": 1 << 10, "M": 1 << 20}.get(text[-1:], 1)
+        best = max(best, int(text.rstrip("KM")) * scale)
+    return best or 32 << 20
+
+
+def geomean(values):
+    values = [v for v in values if v and v > 0]
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
+
+
+class Xla:
+    """XLA:CPU through jaxlib: HLO text in, a loaded executable out."""
+
+    def __init__(self):
+        import jax  # noqa: F401 (the CPU client is created here)
+        import jax.extend
+        from jax._src.lib import xla_client
+        self.jax = jax
+        self.xc = xla_client
+        self.backend = jax.extend.backend.get_backend("cpu")
+        self.devices = self.backend.local_devices()[:1]
+        self.from_text = self._find("hlo_module_from_text")
+        self.computation_type = self._find("XlaComputation")
+        from jax._src.lib import _jax
+        self.to_mlir = _jax.mlir.xla_computation_to_mlir_module
+
+    def _find(self, name):
+        """The entry point under whichever module this jaxlib keeps it in."""
+        import importlib
+        for module in ("jaxlib._hlo", "jax._src.lib.xla_client", "jaxlib.xla_extension",
+                       "jax._src.lib.xla_extension"):
+            try:
+                found = getattr(importlib.import_module(module), name, None)
+            except ImportError:
+                continue
+            if found is not None:
+                return found
+        raise RuntimeError("this jaxlib has no %s (tried jaxlib._hlo, xla_client, "
+                           "xla_extension)" % name)
+
+    def compile(self, text):
+        """(executable, parameter shapes, how the layouts were set) of an HLO module."""
+        module = self.from_text(text)
+        computation = self.computation_type(module.as_serialized_hlo_module_proto())
+        program = computation.program_shape()
+        mlir = self.to_mlir(computation)
+        devices = self.xc.DeviceList(tuple(self.devices))
+        try:
+            # The fusion's own layouts, not the client's row-major defaults.
+            options = self.xc.CompileOptions()
+            options.argument_layouts = program.parameter_shapes()
+            options.executable_build_options.result_layout = program.result_shape()
+            return (self.backend.compile_and_load(mlir, devices, options),
+                    program.parameter_shapes(), "the fusion's")
+        except Exception as error:  # noqa: BLE001
+            # Nested tuple results and some bitcasts cannot be pinned; XLA picks them.
+            pinned_error = str(error).splitlines()[0]
+        try:
+            return (self.backend.compile_and_load(mlir, devices, self.xc.CompileOptions()),
+                    program.parameter_shapes(), "XLA's own (pinning failed: %s)" % pinned_error)
+        except Exception as error:  # noqa: BLE001
+            raise RuntimeError(str(error).splitlines()[0]) from None
+
+    def put(self, array):
+        return self.jax.device_put(array, self.devices[0])
+
+
+def numpy_dtype(shape):
+    """The shape's element type as numpy (ml_dtypes for bf16), or None when not bridged."""
+    import numpy as np
+    try:
+        dtype = np.dtype(shape.numpy_dtype())
+    except Exception:  # noqa: BLE001 (f8, s4, tokens: not bridged)
+        return None
+    if dtype.name not in ("bool", "float16", "float32", "float64", "bfloat16", "complex64",
+                          "complex128") and dtype.kind not in "iu":
+        return None
+    if dtype.kind in "iu" and dtype.itemsize * 8 not in (8, 16, 32, 64):
+        return None
+    return dtype
+
+
+def random_input(dtype, dims, rng):
+    import numpy as np
+    if dtype.name == "bool":
+        return rng.integers(0, 2, size=dims).astype(bool)
+    if dtype.kind == "i":
+        return rng.integers(-8, 8, size=dims).astype(dtype)
+    if dtype.kind == "u":
+        return rng.integers(0, 16, size=dims).astype(dtype)
+    if dtype.kind == "c":
+        return (rng.uniform(-1, 1, size=dims) + 1j * rng.uniform(-1, 1, size=dims)).astype(dtype)
+    return rng.uniform(-1, 1, size=dims).astype(np.float32).astype(dtype)
+
+
+def npy_view(array):
+    """What tilesmith's .npy mapping expects: bf16 as uint16 bits."""
+    import numpy as np
+    return array.view(np.uint16) if array.dtype.name == "bfloat16" else array
+
+
+def compare(expected, actual, reduces=False):
+    """(agree, largest error relative to max(1, |expected|)) of one output. Reductions sum
+    in another order in each (a tree in tilesmith, XLA's own loop order): 8x the tolerance."""
+    import numpy as np
+    if expected.shape != actual.shape:
+        return False, float("inf")
+    if expected.dtype.kind in "biu":
+        return bool(np.array_equal(expected, actual)), float(
+            np.max(np.abs(expected.astype(np.int64) - actual.astype(np.int64)), initial=0))
+    e = expected.astype(np.complex128 if expected.dtype.kind == "c" else np.float64)
+    a = actual.astype(e.dtype)
+    same_special = np.array_equal(np.isnan(e), np.isnan(a)) and np.array_equal(
+        e[np.isinf(e)], a[np.isinf(e)])
+    finite = np.isfinite(e) & np.isfinite(a)
+    if not finite.any():
+        return same_special, 0.0
+    scale = max(1.0, float(np.max(np.abs(e[finite]))))
+    error = float(np.max(np.abs(e[finite] - a[finite]))) / scale
+    tolerance = TOLERANCE.get(expected.dtype.name, 1e-5) * (8 if reduces else 1)
+    return same_special and error <= tolerance, error
+
+
+def time_it(run, flush, warmup_s=0.01, budget_s=0.1, min_reps=20, max_reps=2000):
+    """(median, repetitions, 20th percentile) seconds of `run()` after a warm-up; `flush()`
+    (untimed) before each repetition."""
+    end = time.perf_counter() + warmup_s
+    run()
+    while time.perf_counter() < end:
+        run()
+    times = []
+    while (sum(times) < budget_s or len(times) < min_reps) and len(times) < max_reps:
+        flush()
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), len(times), sorted(times)[len(times) // 5]
+
+
+def tilesmith_cmd(tilesmith, args, timeout=600):
+    run = subprocess.run([tilesmith] + args, capture_output=True, text=True, timeout=timeout)
+    if run.returncode != 0:
+        lines = (run.stderr.strip() or run.stdout.strip()).splitlines()
+        raise RuntimeError("tilesmith %s: %s" % (args[0], lines[-1] if lines else
+                                                 "exit %d" % run.returncode))
+    return run.stdout
+
+
+def xla_text(path):
+    """The file as XLA:CPU compiles it: the fusion's computation as the ENTRY (XLA:CPU has
+    no kInput fusion instruction; its own passes fuse the body again), whole-line //
+    comments dropped (XLA's test files keep RUN and CHECK lines there)."""
+    with open(path) as f:
+        text = "".join(line for line in f if not line.lstrip().startswith("//"))
+    entry = re.search(r"^ENTRY\b[^\n]*\{\n(.*?)^\}", text, re.M | re.S)
+    if not entry:
+        return text  # a bare computation: XLA takes the last one as the entry
+    fused = re.search(r"\bfusion\(.*\bcalls=%?([\w.\-]+)", entry.group(1))
+    if not fused:
+        return text
+    text = text[:entry.start()] + text[entry.end():]
+    header = re.search(r"^%%?%s\b[^\n]*\{\n.*?^\}\n?" % re.escape(fused.group(1)), text,
+                       re.M | re.S)
+    body = header.group(0)
+    text = text[:header.start()] + text[header.end():]
+    return text.rstrip() + "\n\nENTRY " + body.rstrip() + "\n"
+
+
+def xla_child(path, work, time_only=False):
+    """Runs in its own process (XLA aborts on some inputs): compiles the fusion with XLA:CPU,
+    writes random inputs (WORK/p<i>.npy, tilesmith's .npy mapping) and XLA's outputs
+    (WORK/xla_out<i>.npy), times it, and writes WORK/xla.json."""
+    import numpy as np
+    xla = Xla()
+    flush_buffer = np.zeros(last_level_cache_bytes() * 3 // 2 // 8, dtype=np.float64)
+
+    def flush():
+        flush_buffer.__iadd__(1.0)
+
+    executable, params, layouts = xla.compile(xla_text(path))
+    rng = np.random.default_rng(int.from_bytes(os.path.basename(path).encode()[:8], "little"))
+    inputs = []
+    for i, shape in enumerate(params):
+        dtype = numpy_dtype(shape)
+        if dtype is None:
+            raise RuntimeError("parameter %d is %s: no numpy type for it here" % (i, shape))
+        inputs.append(random_input(dtype, shape.dimensions(), rng))
+        if not time_only:
+            np.save(os.path.join(work, "p%d.npy" % i), npy_view(inputs[-1]))
+    buffers = [xla.put(value) for value in inputs]
+    outputs = [np.asarray(out) for out in executable.execute(buffers)]
+    if not time_only:
+        for i, out in enumerate(outputs):
+            np.save(os.path.join(work, "xla_out%d.npy" % i), npy_view(out))
+
+    def run():
+        for out in executable.execute(buffers):
+            out.block_until_ready()
+
+    seconds, reps, p20 = time_it(run, flush)
+    # XLA's fixed cost per call (dispatch, output allocation): an f32[] negate.
+    floor, _, _ = xla.compile("HloModule floor\nENTRY e {\n  p = f32[] parameter(0)\n"
+                              "  ROOT n = f32[] negate(p)\n}\n")
+    scalar = [xla.put(np.float32(1))]
+    floor_s, _, _ = time_it(lambda: [o.block_until_ready() for o in floor.execute(scalar)],
+                         lambda: None)
+    with open(os.path.join(work, "xla_again.json" if time_only else "xla.json"), "w") as f:
+        json.dump({"xla_us": seconds * 1e6, "xla_p20_us": p20 * 1e6, "xla_reps": reps, "xla_call_floor_us": floor_s * 1e6,
+                   "xla_layouts": layouts, "parameters": len(inputs),
+                   "outputs": [out.dtype.name for out in outputs],
+                   "bytes": int(sum(v.nbytes for v in inputs) + sum(v.nbytes for v in outputs))},
+                  f)
+
+
+def run_xla_child(path, work, time_only=False):
+    """xla.json of the child, or RuntimeError with the child's last words."""
+    mode = "--xla-child-time" if time_only else "--xla-child"
+    child = subprocess.run([sys.executable, os.path.abspath(__file__), mode, path, work],
+                           capture_output=True, text=True, timeout=600)
+    if child.returncode != 0:
+        lines = [line for line in child.stderr.splitlines()
+                 if re.search(r"Error|error:|Check failed|RET_CHECK|UNIMPLEMENTED|INTERNAL|"
+                              r"INVALID_ARGUMENT|no numpy type", line)]
+        reason = lines[-1].strip() if lines else "exit %d" % child.returncode
+        reason = re.sub(r"^(jax\.errors\.|jaxlib\.\w+\.)?\w*Error: ", "", reason)
+        reason = re.sub(r"^[EF]\d{4} [\d:.]+\s+\d+ ", "", reason)
+        if child.returncode < 0:
+            reason = "aborted: " + reason
+        raise RuntimeError("XLA:CPU: " + reason)
+    with open(os.path.join(work, "xla_again.json" if time_only else "xla.json")) as f:
+        return json.load(f)
+
+
+def measure(path, args, work):
+    """One fusion: XLA's compile, outputs and time (in a child), tilesmith's tune, and the
+    outputs of tilesmith's default and tuned kernels on the same inputs."""
+    import numpy as np
+    row = {"file": os.path.relpath(path, ROOT) if path.startswith(ROOT) else path}
+    analyzed = json.loads(tilesmith_cmd(args.tilesmith, ["analyze", path, "--json"]))
+    row["emitter"] = analyzed.get("emitter")
+    row.update(run_xla_child(path, work))
+    reduces = bool(re.search(r"\s(reduce|reduce-window)\(", xla_text(path)))
+    outputs = row.pop("outputs")
+    npy_args = []
+    for i in range(row.pop("parameters")):
+        npy_args += ["--input", os.path.join(work, "p%d.npy" % i)]
+
+    # Exit 1 with its JSON when no config verified: the JSON says what became of them.
+    tuned = subprocess.run([args.tilesmith, "tune", path, "--target", "host", "--db",
+                            os.path.join(work, "tune.db"), "--strategy", "best-first",
+                            "--budget", str(args.budget), "--timeout-ms", "30000",
+                            "--quiet", "--json"],
+                           capture_output=True, text=True, timeout=1800)
+    try:
+        tune = json.loads(tuned.stdout)
+    except ValueError:
+        lines = tuned.stderr.strip().splitlines()
+        raise RuntimeError("tilesmith tune: " + (lines[-1] if lines else "exit %d" %
+                                                 tuned.returncode)) from None
+    if not tune.get("best") or not tune.get("default"):
+        reasons = "; ".join(tuned.stderr.strip().splitlines()[-1:])
+        raise RuntimeError("tilesmith tune verified no config (%s of %s measured failed%s)" % (
+            tune.get("failed"), tune.get("measured"), ": " + reasons if reasons else ""))
+    row["default_us"] = tune["default"]["median_us"]
+    row["tuned_us"] = tune["best"]["median_us"]
+    row["default_p20_us"] = tune["default"]["p20_us"]
+    row["tuned_p20_us"] = tune["best"]["p20_us"]
+    row["tuned_config"] = tune["best"]["config"]
+    row["configs_measured"] = tune["measured"]
+
+    row["agree"] = True
+    row["largest_error"] = 0.0
+    for label, config in (("default", None), ("tuned", tune["best"]["config"])):
+        outs = [os.path.join(work, "%s_out%d.npy" % (label, i)) for i in range(len(outputs))]
+        command = ["run", path, "--target", "host"] + npy_args
+        for out in outs:
+            command += ["--output", out]
+        if config is not None:
+            command += ["--config", json.dumps(config)]
+        tilesmith_cmd(args.tilesmith, command)
+        for i, (dtype, out) in enumerate(zip(outputs, outs)):
+            want = np.load(os.path.join(work, "xla_out%d.npy" % i))
+            got = np.load(out)
+            if dtype == "bfloat16":
+                import ml_dtypes
+                want, got = want.view(ml_dtypes.bfloat16), got.view(ml_dtypes.bfloat16)
+            agree, error = compare(want, got, reduces=reduces)
+            row["agree"] = row["agree"] and agree
+            row["largest_error"] = max(row["largest_error"], error)
+    # XLA is timed before and after tilesmith: the lower median of the two, so a burst of
+    # other load during one of them does not decide the ratio.
+    again = run_xla_child(path, work, time_only=True)
+    row["xla_us_runs"] = [row["xla_us"], again["xla_us"]]
+    if again["xla_us"] < row["xla_us"]:
+        row["xla_us"], row["xla_p20_us"] = again["xla_us"], again["xla_p20_us"]
+    row["default_vs_xla"] = row["default_us"] / row["xla_us"]
+    row["tuned_vs_xla"] = row["tuned_us"] / row["xla_us"]
+    # The 20th percentiles: what both take when other load leaves them alone.
+    row["default_vs_xla_p20"] = row["default_p20_us"] / row["xla_p20_us"]
+    row["tuned_vs_xla_p20"] = row["tuned_p20_us"] / row["xla_p20_us"]
+    return row
+
+
+def fusion_files(args):
+    if args.files:
+        return [os.path.abspath(f) for f in args.files]
+    ours = sorted(glob.glob(os.path.join(ROOT, "bench", "corpus", "*.hlo")))
+    if args.quick:
+        quick = [f for f in ours if os.path.basename(f)[:-4] in QUICK]
+        return quick or ours[:4]
+    files = ours + sorted(glob.glob(os.path.join(ROOT, "configs", "examples", "*.hlo")))
+    corpus = os.environ.get("TILESMITH_CORPUS_DIR", os.path.join(ROOT, "..", "shared", "corpus"))
+    shared = sorted(glob.glob(os.path.join(corpus, "xla", "**", "*.hlo"), recursive=True))
+    if shared and args.corpus_sample > 0:
+        step = max(1, len(shared) // args.corpus_sample)
+        files += [os.path.abspath(f) for f in shared[::step][:args.corpus_sample]]
+    return files
+
+
+def markdown(summary):
+    m = summary["machine"]
+    lines = ["tilesmith host kernels vs XLA:CPU (jax %s) on %s, %d of %d cores; time ratio "
+             "tilesmith ÷ XLA (below 1: tilesmith faster); load average %.1f at the start." % (
+                 summary["jax_version"], m["cpu"], summary["cores"], m["online_cores"],
+                 summary.get("load_average_at_start", float("nan"))),
+             ] + (["XLA's time includes its per-call cost (dispatch, allocating outputs): "
+                   "%.1f µs for an f32[] negate." % summary["xla_call_floor_us"]]
+                  if summary.get("xla_call_floor_us") else []) + [
+             "",
+             "| fusion | emitter | XLA:CPU µs | default µs | tuned µs | default ÷ XLA | "
+             "tuned ÷ XLA | outputs |",
+             "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |"]
+    for row in summary["fusions"]:
+        name = os.path.basename(row["file"])[:-4]
+        if "error" in row:
+            lines.append("| %s | %s | — | — | — | — | — | skipped: %s |" % (
+                name, row.get("emitter") or "?", row["error"].replace("|", "/")[:120]))
+            continue
+        lines.append("| %s | %s | %.1f | %.1f | %.1f | %.2f | %.2f | %s |" % (
+            name, row["emitter"], row["xla_us"], row["default_us"], row["tuned_us"],
+            row["default_vs_xla"], row["tuned_vs_xla"],
+            "agree" if row["agree"] else "DIFFER (%.2g)" % row["largest_error"]))
+    g = summary["geomean"]
+    if g["fusions"]:
+        lines.append("| **geomean** (%d fusions) | | | | | **%.2f** | **%.2f** | |" % (
+            g["fusions"], g["default_vs_xla"], g["tuned_vs_xla"]))
+        if g.get("default_vs_xla_p20"):
+            lines.append("")
+            lines.append("Medians above; from the 20th percentiles of the same repetitions "
+                         "(less exposed to other load): geomean %.2f default, %.2f tuned." % (
+                             g["default_vs_xla_p20"], g["tuned_vs_xla_p20"]))
+    return "\n".join(lines)
+
+
+def main():
+    if len(sys.argv) == 4 and sys.argv[1] in ("--xla-child", "--xla-child-time"):
+        xla_child(sys.argv[2], sys.argv[3], time_only=sys.argv[1] == "--xla-child-time")
+        return 0
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    build = os.environ.get("TILESMITH_BUILD_DIR", os.path.join(ROOT, "build"))
+    parser.add_argument("files", nargs="*")
+    parser.add_argument("--quick", action="store_true", help="four fusions, budget 4")
+    parser.add_argument("--json", help="write the summary here")
+    parser.add_argument("--markdown", help="write the Markdown table here too")
+    parser.add_argument("--tilesmith", default=os.path.join(build, "bin", "tilesmith"))
+    parser.add_argument("--cores", type=int, default=0, help="pin to the first N cores")
+    parser.add_argument("--budget", type=int, help="configs tuned per fusion (default 8)")
+    parser.add_argument("--corpus-sample", type=int, default=8,
+                        help="shared XLA corpus files in the full run (default 8)")
+    args = parser.parse_args()
+    if args.budget is None:
+        args.budget = 4 if args.quick else 8
+    if args.cores > 0:
+        os.sched_setaffinity(0, set(sorted(os.sched_getaffinity(0))[:args.cores]))
+    try:
+        import numpy  # noqa: F401
+        import ml_dtypes  # noqa: F401
+        import jax
+    except ImportError as error:
+        print("xla_compare: skipped: %s (run it with the bench venv's python; scripts/bench "
+              "installs jax there when PyPI is reachable)" % error, file=sys.stderr)
+        return 0
+    if not os.access(args.tilesmith, os.X_OK):
+        sys.exit("xla_compare: no tilesmith at %s (--tilesmith PATH)" % args.tilesmith)
+    cores = len(os.sched_getaffinity(0))
+    summary = {"machine": machine(), "cores": cores,
+               "load_average_at_start": os.getloadavg()[0],
+               "jax_version": jax.__version__, "budget": args.budget,
+               "threads": {"tilesmith": "a pool of %d threads (one per online core) runs the "
+                                        "kernel's blocks" % os.cpu_count(),
+                           "xla": "the CPU client's intra-op pool, one thread per "
+                                  "schedulable core (%d)" % cores},
+               "fusions": []}
+    files = fusion_files(args)
+    print("xla_compare: %d fusions, tilesmith tune budget %d, %d cores" % (
+        len(files), args.budget, cores), file=sys.stderr)
+    for index, path in enumerate(files, 1):
+        with tempfile.TemporaryDirectory() as work:
+            try:
+                row = measure(path, args, work)
+            except Exception as error:  # noqa: BLE001 (one fusion's failure is its row)
+                row = {"file": os.path.relpath(path, ROOT) if path.startswith(ROOT) else path,
+                       "error": (str(error).strip().splitlines() or ["?"])[0][:300]}
+        summary["fusions"].append(row)
+        if "error" in row:
+            print("xla_compare %d/%d  %s  skipped: %s" % (index, len(files), row["file"],
+                                                          row["error"]), file=sys.stderr)
+        else:
+            print("xla_compare %d/%d  %s  XLA %.1f us, default %.1f us (%.2fx), tuned %.1f us "
+                  "(%.2fx), outputs %s" % (
+                      index, len(files), row["file"], row["xla_us"], row["default_us"],
+                      row["default_vs_xla"], row["tuned_us"], row["tuned_vs_xla"],
+                      "agree" if row["agree"] else "DIFFER"), file=sys.stderr)
+    ran = [r for r in summary["fusions"] if "error" not in r]
+    good = [r for r in ran if r["agree"]]
+    summary["xla_call_floor_us"] = (statistics.median(r["xla_call_floor_us"] for r in ran)
+                                    if ran else None)
+    summary["geomean"] = {"fusions": len(good),
+                          "default_vs_xla": geomean([r["default_vs_xla"] for r in good]),
+                          "tuned_vs_xla": geomean([r["tuned_vs_xla"] for r in good]),
+                          "default_vs_xla_p20": geomean([r["default_vs_xla_p20"] for r in good]),
+                          "tuned_vs_xla_p20": geomean([r["tuned_vs_xla_p20"] for r in good])}
+    table = markdown(summary)
+    print(table)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(summary, f, indent=2)
+            f.write("\n")
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write(table + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
