@@ -2,6 +2,7 @@
 // and literals are read by shape_reader.cc and literal_reader.cc.
 #include "compiler/hlo/parser.h"
 
+#include <cctype>
 #include <fstream>
 #include <sstream>
 #include <unordered_map>
@@ -71,6 +72,7 @@ class ModuleParser {
 
  private:
   Status ParseHeader();
+  Expected<bool> SkipStackFrameTable();
   Status ParseComputation();
   Status ParseInstruction(HloComputation& computation, std::vector<PendingInstruction>& pending,
                           HloInstruction*& root);
@@ -101,7 +103,10 @@ class ModuleParser {
 
 Expected<std::unique_ptr<HloModule>> ModuleParser::Parse() {
   TS_RETURN_IF_ERROR(ParseHeader());
-  while (!cursor_.AtEnd()) TS_RETURN_IF_ERROR(ParseComputation());
+  while (!cursor_.AtEnd()) {
+    TS_ASSIGN_OR_RETURN(bool skipped, SkipStackFrameTable());
+    if (!skipped) TS_RETURN_IF_ERROR(ParseComputation());
+  }
   if (module_->computations().empty()) {
     return cursor_.FailHere("expected at least one computation");
   }
@@ -125,6 +130,25 @@ Status ModuleParser::ParseHeader() {
     module_->mutable_header_attributes().push_back({std::string(key), std::string(value)});
   }
   return OkStatus();
+}
+
+// Current XLA dumps list source locations after the header, in tables of numbered entries
+// (`FileNames` / `1 "model.py"`, `StackFrames` / `1 {file_location_id=1 …}`). They only
+// feed metadata, which the canonical form drops, so they are read over, not kept.
+Expected<bool> ModuleParser::SkipStackFrameTable() {
+  bool is_table = false;
+  for (std::string_view table : {"FileNames", "FunctionNames", "FileLocations", "StackFrames"}) {
+    if (cursor_.ConsumeWord(table)) {
+      is_table = true;
+      break;
+    }
+  }
+  if (!is_table) return false;
+  while (std::isdigit(static_cast<unsigned char>(cursor_.Peek()))) {
+    TS_RETURN_IF_ERROR(cursor_.ParseInt("a table entry's id"));
+    TS_RETURN_IF_ERROR(cursor_.ParseRawValue("a table entry"));
+  }
+  return true;
 }
 
 Status ModuleParser::ParseComputation() {

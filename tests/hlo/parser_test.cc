@@ -62,6 +62,26 @@ TEST(ParserTest, FusionWithOperandShapesAndMemorySpace) {
   EXPECT_EQ(fusion->shape().layout().memory_space, 1);
 }
 
+// What `--xla_dump_to` writes today: stack-frame tables between the header and the
+// computations. They are read over; the module is the same as without them.
+TEST(ParserTest, XlaDumpStackFrameTablesAreReadOver) {
+  std::string body = "\nENTRY main {\n  p = f32[4] parameter(0)\n  ROOT n = f32[4] negate(p)\n}\n";
+  std::string with_tables =
+      "HloModule jit_f, entry_computation_layout={(f32[4]{0})->f32[4]{0}}\n\n"
+      "FileNames\n1 \"/tmp/model.py\"\n2 \"/usr/lib/jax/core.py\"\n\n"
+      "FunctionNames\n1 \"f\"\n\n"
+      "FileLocations\n1 {file_name_id=1 function_name_id=1 line=3 end_line=3 column=5 "
+      "end_column=20}\n\n"
+      "StackFrames\n1 {file_location_id=1 parent_frame_id=1}\n" +
+      body;
+  auto module = ParseHloModule(with_tables);
+  ASSERT_TRUE(module.has_value()) << module.error().message;
+  auto plain =
+      ParseHloModule("HloModule jit_f, entry_computation_layout={(f32[4]{0})->f32[4]{0}}\n" + body);
+  ASSERT_TRUE(plain.has_value()) << plain.error().message;
+  EXPECT_EQ(PrintModule(**module), PrintModule(**plain));
+}
+
 TEST(ParserTest, RootDefaultsToLastInstructionAndEntryToLastComputation) {
   auto module = MustParse(
       "a {\n p = f32[] parameter(0)\n}\nb {\n x = f32[2] parameter(0)\n"
