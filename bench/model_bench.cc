@@ -3,7 +3,9 @@
 // bench prints the Spearman rank correlation between predictions and timings, and the
 // search efficiency of best-first by the model: the share of the space measured, in
 // predicted order, before a config within 5% of the best is found (and what a random
-// order needs on average, for comparison).
+// order needs on average, for comparison). Then the learned model (costmodel/
+// learned_model.h) against the analytic one on the same timings, by 5-fold cross-validation
+// over fusions: each fusion ranked by trees trained without it.
 //   model_bench [--quick] [--detail] [--json OUT]
 #include <algorithm>
 #include <cmath>
@@ -16,6 +18,7 @@
 
 #include "bench/bench_util.h"
 #include "costmodel/host_model.h"
+#include "costmodel/model_eval.h"
 #include "tuner/device.h"
 #include "tuner/layouts.h"
 #include "tuner/space.h"
@@ -83,7 +86,8 @@ struct FusionResult {
   double share = 0;         // best-first by the model
   double random_share = 0;  // expected, random order
   double best_us = 0;
-  double predicted_best_us = 0;  // measured time of the model's top pick
+  double predicted_best_us = 0;              // measured time of the model's top pick
+  std::vector<costmodel::TrainingRow> rows;  // what the learned model learns from
 };
 
 bool detail = false;  // --detail: every config's timing, prediction and terms on stderr
@@ -98,6 +102,7 @@ Expected<FusionResult> RunFusion(const std::string& path, const tuner::Device& d
                       hlo::MakeRandomArguments(fusion, /*seed=*/1));
   costmodel::DeviceFigures figures{device.info, device.cache_bytes};
   std::vector<double> measured, predicted;
+  std::vector<costmodel::TrainingRow> rows;
   for (int64_t index : Sample(space, cap)) {
     const tuner::Candidate& candidate = space.candidates[index];
     bench::PreparedKernel prepared = bench::Prepare(fusion, space.AnalysisOf(candidate), arguments,
@@ -106,6 +111,10 @@ Expected<FusionResult> RunFusion(const std::string& path, const tuner::Device& d
                         model.Predict(prepared.kernel->kernel(), figures, nullptr));
     measured.push_back(prepared.TimeFromMemory(repetitions) * 1e6);
     predicted.push_back(prediction.microseconds);
+    TS_ASSIGN_OR_RETURN(costmodel::TrainingRow row,
+                        costmodel::MakeTrainingRow(path, prepared.kernel->kernel(), figures,
+                                                   nullptr, model, measured.back()));
+    rows.push_back(std::move(row));
     if (detail) {
       nlohmann::json terms = prediction.breakdown;
       terms.erase("calibration");
@@ -117,6 +126,7 @@ Expected<FusionResult> RunFusion(const std::string& path, const tuner::Device& d
   result.name = path.substr(path.rfind('/', path.rfind('/') - 1) + 1);
   result.configs = static_cast<int64_t>(measured.size());
   result.spearman = Spearman(predicted, measured);
+  result.rows = std::move(rows);
   result.best_us = *std::min_element(measured.begin(), measured.end());
   std::vector<size_t> order(measured.size());
   std::iota(order.begin(), order.end(), 0);
@@ -211,6 +221,34 @@ int main(int argc, char** argv) {
   }
   std::printf("median over %zu fusions: spearman %.3f, best-first share %.1f%%, random %.1f%%\n",
               results.size(), Median(rho), 100 * Median(share), 100 * Median(random_share));
+
+  // The learned model on the same timings: every fusion ranked by trees that never saw it.
+  std::vector<costmodel::TrainingRow> all_rows;
+  for (const FusionResult& r : results)
+    all_rows.insert(all_rows.end(), r.rows.begin(), r.rows.end());
+  costmodel::LearnedModelOptions options;
+  options.min_rows = 50;  // a bench run holds a few hundred rows, not a tuned fleet's
+  options.min_fusions = 3;
+  int folds = std::min<int>(5, static_cast<int>(results.size()));
+  nlohmann::json learned_json;
+  auto evaluation = costmodel::CrossValidate(
+      all_rows, folds, [&] { return std::make_unique<costmodel::HostModel>(model.calibration()); },
+      options);
+  if (!evaluation) {
+    std::printf("learned model: not evaluated: %s\n", evaluation.error().message.c_str());
+  } else {
+    std::printf("\n%d-fold cross-validation over fusions (%s):\n", folds,
+                evaluation->learned_description.c_str());
+    std::printf("%-18s %9s %9s %13s %13s %13s\n", "model", "spearman", "kendall", "top1_regret",
+                "median_top1", "top5_regret");
+    for (const costmodel::ModelScores* scores : {&evaluation->analytic, &evaluation->learned}) {
+      std::printf("%-18s %9.3f %9.3f %12.1f%% %12.1f%% %12.1f%%\n", scores->model.c_str(),
+                  scores->spearman, scores->kendall, 100 * scores->top1_regret,
+                  100 * scores->median_top1_regret, 100 * scores->top5_regret);
+    }
+    learned_json = evaluation->ToJson();
+    learned_json["folds"] = folds;
+  }
   if (!json_path.empty()) {
     nlohmann::json rows = nlohmann::json::array();
     for (const FusionResult& r : results) {
@@ -226,7 +264,8 @@ int main(int argc, char** argv) {
                                                {"fusions", rows},
                                                {"median_spearman", Median(rho)},
                                                {"median_share", Median(share)},
-                                               {"median_random_share", Median(random_share)}}
+                                               {"median_random_share", Median(random_share)},
+                                               {"learned_vs_analytic", learned_json}}
                                     .dump(2)
                              << "\n";
   }

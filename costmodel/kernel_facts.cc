@@ -252,19 +252,29 @@ Traffic KernelTraffic(const KernelIR& kernel) {
   return traffic;
 }
 
-double KernelFlops(const KernelIR& kernel) {
-  if (kernel.fusion == nullptr) return 0;
-  double flops = 0;
+FlopsByClass KernelFlopsByClass(const KernelIR& kernel) {
+  FlopsByClass flops;
+  if (kernel.fusion == nullptr) return flops;
   for (const auto& instruction : kernel.fusion->instructions()) {
     if (instruction->opcode() == HloOpcode::kReduce ||
         instruction->opcode() == HloOpcode::kReduceWindow) {
-      flops += static_cast<double>(Elements(instruction->operand(0)->shape()));
+      flops.reduce += static_cast<double>(Elements(instruction->operand(0)->shape()));
       continue;
     }
-    flops += OpFlops(instruction->opcode()) * static_cast<double>(Elements(instruction->shape()));
+    double per_element = OpFlops(instruction->opcode());
+    double elements = static_cast<double>(Elements(instruction->shape()));
+    if (per_element == kTranscendentalFlops) {
+      flops.transcendental += per_element * elements;
+    } else if (per_element > 1) {
+      flops.divide_sqrt += per_element * elements;
+    } else {
+      flops.elementwise += per_element * elements;
+    }
   }
   return flops;
 }
+
+double KernelFlops(const KernelIR& kernel) { return KernelFlopsByClass(kernel).total(); }
 
 int64_t DistinctSectors(std::span<const int64_t> addresses, int64_t width, int64_t sector_bytes) {
   std::set<int64_t> sectors;

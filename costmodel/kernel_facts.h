@@ -27,6 +27,17 @@ Traffic KernelTraffic(const emitters::KernelIR& kernel);
 inline constexpr double kTranscendentalFlops = 16;
 double KernelFlops(const emitters::KernelIR& kernel);
 
+/// KernelFlops split by op class (the learned model's features): plain elementwise ops,
+/// transcendentals, divide/sqrt-like ops, and reductions.
+struct FlopsByClass {
+  double elementwise = 0;
+  double transcendental = 0;
+  double divide_sqrt = 0;
+  double reduce = 0;
+  double total() const { return elementwise + transcendental + divide_sqrt + reduce; }
+};
+FlopsByClass KernelFlopsByClass(const emitters::KernelIR& kernel);
+
 /// Distinct `sector_bytes`-sized sectors the byte ranges [address, address + width) touch.
 int64_t DistinctSectors(std::span<const int64_t> addresses, int64_t width,
                         int64_t sector_bytes = 32);

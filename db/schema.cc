@@ -147,9 +147,32 @@ CREATE INDEX jobs_by_dedupe_key ON jobs (dedupe_key, state);
 
 Status CreateVersion2(sqlite::Connection& connection) { return connection.Execute(kSchemaV2); }
 
+// Learned cost models (db/models.h). The model is TEXT because its one format so far is
+// XGBoost's JSON, which the sqlite3 shell and Python's xgboost read as they are. No foreign
+// key to devices: a model may be imported before the measurements it came from.
+constexpr std::string_view kSchemaV3 = R"sql(
+CREATE TABLE models (
+  id INTEGER PRIMARY KEY,
+  name TEXT NOT NULL,
+  device_key TEXT NOT NULL,
+  compiler_version TEXT NOT NULL,
+  feature_schema INTEGER NOT NULL CHECK (feature_schema >= 1),
+  format TEXT NOT NULL,
+  data TEXT NOT NULL,
+  training_rows INTEGER NOT NULL CHECK (training_rows >= 0),
+  fusions INTEGER NOT NULL CHECK (fusions >= 0),
+  meta TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(meta)),
+  created_at TEXT NOT NULL
+);
+CREATE INDEX models_by_key ON models (name, device_key, compiler_version, feature_schema, id);
+)sql";
+
+Status CreateVersion3(sqlite::Connection& connection) { return connection.Execute(kSchemaV3); }
+
 constexpr Migration kMigrations[] = {
     {1, "devices, kernels, configs, measurements, best_results", &CreateVersion1},
     {2, "jobs", &CreateVersion2},
+    {3, "models", &CreateVersion3},
 };
 static_assert(std::size(kMigrations) == kSchemaVersion, "one migration per schema version");
 

@@ -52,6 +52,12 @@ class SqliteStore final : public Store {
   Expected<std::vector<JobRecord>> ListJobs(std::span<const JobState> states) override;
   Expected<std::map<std::string, int64_t>> CountJobs() override;
 
+  Expected<int64_t> PutModel(const ModelRecord& model) override;  // db/sqlite_models.cc
+  Expected<std::optional<ModelRecord>> LatestModel(std::string_view name,
+                                                   std::string_view device_key,
+                                                   std::string_view compiler_version,
+                                                   int64_t feature_schema) override;
+
   Expected<StoreStats> Stats() override;
   Status Vacuum() override;
 

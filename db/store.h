@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "db/jobs.h"
+#include "db/models.h"
 #include "db/records.h"
 #include "support/status.h"
 
@@ -110,6 +111,16 @@ class Store {
   virtual Expected<std::vector<JobRecord>> ListJobs(std::span<const JobState> states) = 0;
   /// Jobs per state name, every state included (zero counts too).
   virtual Expected<std::map<std::string, int64_t>> CountJobs() = 0;
+
+  /// Stores a trained cost model as a new row (older ones are kept); returns its id.
+  /// Durable when it returns.
+  virtual Expected<int64_t> PutModel(const ModelRecord& model) = 0;
+  /// The newest model called `name` for exactly this device, compiler version and feature
+  /// schema; none when nothing was trained for them.
+  virtual Expected<std::optional<ModelRecord>> LatestModel(std::string_view name,
+                                                           std::string_view device_key,
+                                                           std::string_view compiler_version,
+                                                           int64_t feature_schema) = 0;
 
   virtual Expected<StoreStats> Stats() = 0;
   /// Reclaims free pages and truncates the write-ahead log.

@@ -4,12 +4,16 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <numeric>
 
+#include "costmodel/model_selection.h"
+#include "db/sqlite_store.h"
 #include "tools/commands.h"
 #include "tools/fusion_loader.h"
+#include "tools/tune_support.h"
 #include "tuner/device.h"
 #include "tuner/layouts.h"
 #include "tuner/model_ranking.h"
@@ -85,7 +89,28 @@ int RunPredict(const cli::Args& args) {
   auto space = tuner::BuildSpace(*loaded->module, device->info, *free_outputs);
   if (!space) return ReportError(space.error().message);
 
-  tuner::ModelRanking ranking(*device, nullptr, {.max_cubins = *cubins});
+  // The learned model of this device when the database holds one, else the analytic one.
+  // Reading only: a database that would need migrating is left alone (the analytic answers).
+  std::string db_path = ResolveDbPath(args.Get("db", ""));
+  std::unique_ptr<db::SqliteStore> store;
+  std::string store_note;
+  if (std::filesystem::exists(db_path)) {
+    auto opened = db::SqliteStore::Open(db_path, {.mode = db::sqlite::OpenMode::kReadOnly});
+    if (opened) {
+      store = std::move(*opened);
+    } else {
+      store_note = opened.error().message;
+    }
+  } else if (args.Has("db")) {
+    return ReportError("no results database at " + db_path);
+  }
+  costmodel::ModelChoice choice =
+      costmodel::BestModelFor(device->target, device->cache_bytes, store.get(),
+                              device->record.Key(), TILESMITH_COMPILER_VERSION);
+  if (!store_note.empty()) choice.description += "; " + store_note;
+  // Without a stored model the ranking's own analytic model answers, breakdowns unchanged.
+  tuner::ModelRanking ranking(*device, choice.stored ? std::move(choice.model) : nullptr,
+                              {.max_cubins = *cubins});
   std::vector<tuner::CandidatePrediction> predictions = ranking.PredictAll(*space);
   std::vector<int64_t> order(predictions.size());
   std::iota(order.begin(), order.end(), 0);
@@ -124,6 +149,7 @@ int RunPredict(const cli::Args& args) {
         failed.push_back({{"config", space->candidates[p.candidate].config}, {"error", p.error}});
     }
     std::cout << json{{"model", ranking.model_name()},
+                      {"model_description", choice.description},
                       {"source", "predicted"},
                       {"target", device->target.ToString()},
                       {"device", device->record.Key()},
@@ -138,7 +164,7 @@ int RunPredict(const cli::Args& args) {
               << "\n";
     return kExitOk;
   }
-  std::cout << "model     " << ranking.model_name() << " (predicted, nothing measured)\n"
+  std::cout << "model     " << choice.description << " (predicted, nothing measured)\n"
             << "device    " << device->record.Key() << "\n"
             << "emitter   " << space->emitter << "\n"
             << "space     " << space->candidates.size() << " configs, " << predicted
@@ -164,6 +190,9 @@ Subcommand PredictSubcommand() {
       .Flag("target", "T",
             "host (analytic host model, calibrated on this machine) or cuda:sm_XX (analytic "
             "GPU model); default host")
+      .Flag("db", "PATH",
+            "the results database whose learned model answers when it holds one for this "
+            "device (default: $TILESMITH_DB, else ./tilesmith.db when present)")
       .Flag("device", "ID", "device description (see `tilesmith space --help`)")
       .Flag("free-layouts", "out0,…", "outputs whose layout is part of the config")
       .Flag("top", "N", "print the N best predicted configs (default 5; 0: all)")
@@ -171,13 +200,16 @@ Subcommand PredictSubcommand() {
             "cuda targets: compile the N most promising configs to cubins and predict them "
             "with their real registers, shared memory and spills (default 64; 0: none)")
       .Switch("json",
-              "print {model, source, target, device, emitter, space_size, candidates, "
+              "print {model, model_description, source, target, device, emitter, space_size, "
+              "candidates, "
               "predicted, default_rank, top: [{rank, config, default, predicted_us, cubin, "
               "resources, breakdown}], failed: [{config, error}]}")
       .Epilog(
-          "Nothing is measured: times come from the analytic model of the target (see "
-          "costmodel/README.md). The breakdown gives each term in microseconds and the "
-          "figures behind it (bytes, coalescing, occupancy, waves, bank conflicts).\n" +
+          "Nothing is measured: times come from the learned model of the device when the "
+          "database holds one trained for this compiler (`tilesmith model train`), else from "
+          "the analytic model of the target (see costmodel/README.md); `model` says which "
+          "answered. The analytic breakdown gives each term in microseconds and the figures "
+          "behind it (bytes, coalescing, occupancy, waves, bank conflicts).\n" +
           FusionInputHelp());
   return {std::move(command), &RunPredict};
 }

@@ -198,7 +198,8 @@ int RunTune(const cli::Args& args) {
               {"best", SummaryJson(result->best)},
               {"default", SummaryJson(result->default_config)},
               {"speedup", result->speedup ? json(*result->speedup) : json(nullptr)},
-              {"stopped", result->stopped}};
+              {"stopped", result->stopped},
+              {"model", result->model}};
   if (device->target.is_cuda()) out["cuda_driver"] = driver.message;
   if (!result->timed) {
     std::string message = CompiledOnlyMessage(*result, *device, driver);
@@ -216,6 +217,9 @@ int RunTune(const cli::Args& args) {
               << "measured    " << result->measured << " (" << result->measured_now << " this run, "
               << result->resumed << " from the database), failed " << result->failed << "\n"
               << "search      " << options.strategy << ", ended: " << result->stopped << "\n";
+    if (options.strategy == "model" || options.strategy == "best-first") {
+      std::cout << "ranked by   " << result->model << "\n";
+    }
     if (result->best) {
       std::cout << "best        " << result->best->config.dump() << "  median "
                 << Micros(result->best->median_us) << " us (p20 " << Micros(result->best->p20_us)

@@ -37,6 +37,7 @@ Subcommand ReportSubcommand();
 Subcommand SpaceSubcommand();
 Subcommand TuneSubcommand();
 Subcommand PredictSubcommand();
+Subcommand ModelSubcommand();
 Subcommand SweepSubcommand();
 Subcommand SplitSubcommand();
 Subcommand WorkerSubcommand();

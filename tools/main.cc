@@ -15,8 +15,8 @@ const std::vector<Subcommand>& Subcommands() {
       LayoutSubcommand(),   ParseSubcommand(),   FingerprintSubcommand(), EvalSubcommand(),
       AnalyzeSubcommand(),  CompileSubcommand(), RunSubcommand(),         CheckSubcommand(),
       ScheduleSubcommand(), DbSubcommand(),      SpaceSubcommand(),       TuneSubcommand(),
-      PredictSubcommand(),  SweepSubcommand(),   WorkerSubcommand(),      ServeSubcommand(),
-      ReportSubcommand(),   SplitSubcommand()};
+      PredictSubcommand(),  ModelSubcommand(),   SweepSubcommand(),       WorkerSubcommand(),
+      ServeSubcommand(),    ReportSubcommand(),  SplitSubcommand()};
   return subcommands;
 }
 

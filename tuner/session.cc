@@ -8,6 +8,7 @@
 #include "compiler/analysis/fusion_analysis.h"
 #include "compiler/emitters/kernel_ir.h"
 #include "compiler/hlo/canonical.h"
+#include "costmodel/model_selection.h"
 #include "tuner/builder.h"
 #include "tuner/host_memory.h"
 #include "tuner/layouts.h"
@@ -234,7 +235,12 @@ Expected<TuneResult> Tune(const hlo::HloModule& module, const Device& device, db
   result.candidates = static_cast<int64_t>(space.candidates.size());
   result.timed = !device.target.is_cuda() || options.time_cuda;
 
-  ModelRanking ranking(device);  // analytic model; only best-first asks it
+  // The model and best-first strategies rank with the stored learned model for this device
+  // and compiler when there is one, else the target's analytic model.
+  costmodel::ModelChoice model = costmodel::BestModelFor(device.target, device.cache_bytes, store,
+                                                         device.record.Key(), compiler_version);
+  result.model = model.description;
+  ModelRanking ranking(device, std::move(model.model));
   TS_ASSIGN_OR_RETURN(
       std::unique_ptr<Strategy> strategy,
       MakeStrategy(options.strategy, space,

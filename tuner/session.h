@@ -89,6 +89,8 @@ struct TuneResult {
   /// Why the search ended: "space measured", "budget spent", "time limit", "stopped" (asked
   /// to), or the strategy's reason (the model strategy's convergence).
   std::string stopped;
+  /// The cost model that ranked the space for `model` and best-first, and why that one.
+  std::string model;
 };
 
 /// One verified config competing for best.

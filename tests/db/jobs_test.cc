@@ -101,7 +101,7 @@ TEST(JobsTest, AVersionOneFileGainsTheJobsTableAndKeepsItsResults) {
   }
   auto store = OpenStore(path);
   ASSERT_NE(store, nullptr);
-  EXPECT_EQ(store->Stats()->schema_version, 2);
+  EXPECT_EQ(store->Stats()->schema_version, kSchemaVersion);
   ASSERT_TRUE(store->PutDevice(H100()) && store->PutKernel(gelu));
   ASSERT_TRUE(store->RecordBatch(std::vector{Trial(gelu, H100(), {{"v", 1}}, 3)}).has_value());
   ASSERT_TRUE(store->PutJob(Job("gelu", JobState::kQueued)).has_value());

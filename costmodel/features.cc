@@ -1,0 +1,276 @@
+#include "costmodel/features.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "costmodel/gpu_model.h"
+#include "costmodel/kernel_facts.h"
+
+namespace tilesmith::costmodel {
+namespace {
+
+// Every field of every emitter's config (the emitters' ToJson): a field an emitter does not
+// have stays missing, so one schema serves all emitters.
+constexpr const char* kConfigFields[] = {
+    "threads_per_block",   "vector", "chunks",  "blocks_y", "threads_x",     "threads_y",
+    "elements_per_thread", "split",  "tile_in", "tile_out", "rows_per_pass", "threads",
+    "shared_padding"};
+constexpr const char* kEmitters[] = {
+    "loop",         "transpose", "concatenate", "dynamic_update_slice",
+    "input_slices", "reduction", "scatter"};
+// Per-operand slots: shapes beyond these are summarised by the totals.
+constexpr int kInputSlots = 4;
+constexpr int kOutputSlots = 2;
+constexpr const char* kOperandFigures[] = {"bytes", "elements", "rank", "minor_extent"};
+// Analytic breakdown terms taken as they are (GPU and host models name them; a term the
+// model of this target does not have stays missing).
+constexpr const char* kAnalyticTerms[] = {
+    "memory_us",         "compute_us",          "read_us",
+    "write_us",          "shared_us",           "thread_steps_us",
+    "dispatch_us",       "latency_hiding",      "l2_read_boost",
+    "bandwidth_cap_gbs", "bandwidth_gbs",       "simd_efficiency",
+    "busy_threads",      "parallel_efficiency", "vector",
+    "fits_cache",        "thread_steps",        "vectorised_across_threads"};
+
+std::vector<std::string> MakeNames() {
+  std::vector<std::string> names;
+  for (const char* field : kConfigFields) names.push_back(std::string("cfg.") + field);
+  for (const char* emitter : kEmitters) names.push_back(std::string("emitter.") + emitter);
+  for (const char* name :
+       {"launch.blocks", "launch.threads_per_block", "launch.threads", "launch.shared_bytes",
+        "resources.registers", "resources.spill_bytes", "operands.inputs", "operands.outputs"}) {
+    names.push_back(name);
+  }
+  for (int i = 0; i < kInputSlots; ++i) {
+    for (const char* figure : kOperandFigures) {
+      names.push_back("in" + std::to_string(i) + "." + figure);
+    }
+  }
+  for (int i = 0; i < kOutputSlots; ++i) {
+    for (const char* figure : kOperandFigures) {
+      names.push_back("out" + std::to_string(i) + "." + figure);
+    }
+  }
+  for (const char* name : {"bytes.read",
+                           "bytes.write",
+                           "bytes.total",
+                           "bytes.per_cache",
+                           "bytes.element",
+                           "flops.elementwise",
+                           "flops.transcendental",
+                           "flops.divide_sqrt",
+                           "flops.reduce",
+                           "flops.total",
+                           "flops.per_byte",
+                           "kernel.vector_width",
+                           "kernel.thread_steps",
+                           "kernel.steps_per_thread",
+                           "kernel.threads_vectorize",
+                           "kernel.phases",
+                           "kernel.loops",
+                           "occupancy.blocks_per_sm",
+                           "occupancy.warps_per_sm",
+                           "occupancy.fraction",
+                           "waves.count",
+                           "waves.efficiency",
+                           "coalescing.read_factor",
+                           "coalescing.write_factor",
+                           "coalescing.accesses",
+                           "shared.bytes",
+                           "shared.conflict_degree",
+                           "ratio.elements_per_thread",
+                           "ratio.bytes_per_thread",
+                           "ratio.blocks_per_core",
+                           "ratio.memory_share",
+                           "analytic.us",
+                           "analytic.log_us"}) {
+    names.push_back(name);
+  }
+  for (const char* term : kAnalyticTerms) names.push_back(std::string("analytic.") + term);
+  return names;
+}
+
+const std::vector<std::string>& Names() {
+  static const std::vector<std::string> names = MakeNames();
+  return names;
+}
+
+// Column lookup for filling a row; names are few, a sorted map is fast enough.
+const std::map<std::string, int, std::less<>>& Columns() {
+  static const std::map<std::string, int, std::less<>> columns = [] {
+    std::map<std::string, int, std::less<>> map;
+    for (size_t i = 0; i < Names().size(); ++i) map.emplace(Names()[i], static_cast<int>(i));
+    return map;
+  }();
+  return columns;
+}
+
+class Row {
+ public:
+  Row() : values_(Names().size(), std::numeric_limits<float>::quiet_NaN()) {}
+  void Set(std::string_view name, double value) {
+    int column = FeatureIndex(name);
+    assert(column >= 0 && "a feature missing from the schema");
+    if (column >= 0) values_[column] = static_cast<float>(value);
+  }
+  std::vector<float> Take() { return std::move(values_); }
+
+ private:
+  std::vector<float> values_;
+};
+
+void SetOperand(Row& row, const std::string& prefix, const hlo::Shape& shape, int64_t bytes) {
+  row.Set(prefix + ".bytes", static_cast<double>(bytes));
+  row.Set(prefix + ".elements", static_cast<double>(shape.ElementCount()));
+  row.Set(prefix + ".rank", static_cast<double>(shape.rank()));
+  // The extent of the most minor dimension: how long a contiguous run is.
+  int64_t minor = 1;
+  if (shape.rank() > 0) {
+    const auto& order = shape.layout().minor_to_major;
+    minor = shape.dim(order.empty() ? shape.rank() - 1 : order.front());
+  }
+  row.Set(prefix + ".minor_extent", static_cast<double>(minor));
+}
+
+double NumberOr(const nlohmann::json& value, double fallback) {
+  if (value.is_number()) return value.get<double>();
+  if (value.is_boolean()) return value.get<bool>() ? 1 : 0;
+  return fallback;
+}
+
+}  // namespace
+
+std::span<const std::string> FeatureNames() { return Names(); }
+
+int FeatureIndex(std::string_view name) {
+  auto found = Columns().find(name);
+  return found == Columns().end() ? -1 : found->second;
+}
+
+std::vector<float> KernelFeatures(const emitters::KernelIR& kernel, const DeviceFigures& device,
+                                  const ResourceUsage* usage, const Prediction& analytic) {
+  Row row;
+  nlohmann::json config = nlohmann::json::parse(kernel.config_json, nullptr, false);
+  if (config.is_object()) {
+    for (const char* field : kConfigFields) {
+      auto found = config.find(field);
+      if (found != config.end() && found->is_number()) {
+        row.Set(std::string("cfg.") + field, found->get<double>());
+      }
+    }
+  }
+  for (const char* emitter : kEmitters) {
+    row.Set(std::string("emitter.") + emitter, kernel.emitter == emitter ? 1 : 0);
+  }
+
+  const int64_t blocks = kernel.launch.block_count();
+  const int64_t threads = kernel.launch.threads_per_block();
+  const double all_threads = static_cast<double>(blocks) * static_cast<double>(threads);
+  int64_t shared = kernel.SharedBytes();
+  if (usage != nullptr) shared = std::max(shared, usage->shared_bytes);
+  row.Set("launch.blocks", static_cast<double>(blocks));
+  row.Set("launch.threads_per_block", static_cast<double>(threads));
+  row.Set("launch.threads", all_threads);
+  row.Set("launch.shared_bytes", static_cast<double>(shared));
+  if (usage != nullptr && usage->registers > 0) {
+    row.Set("resources.registers", static_cast<double>(usage->registers));
+    row.Set("resources.spill_bytes", static_cast<double>(usage->spill_bytes));
+  }
+
+  int inputs = 0, outputs = 0;
+  for (const emitters::KernelBuffer& buffer : kernel.buffers) {
+    int& count = buffer.is_output ? outputs : inputs;
+    int slots = buffer.is_output ? kOutputSlots : kInputSlots;
+    if (count < slots && buffer.shape.IsArray()) {
+      SetOperand(row, (buffer.is_output ? "out" : "in") + std::to_string(count), buffer.shape,
+                 BufferBytes(buffer));
+    }
+    ++count;
+  }
+  row.Set("operands.inputs", inputs);
+  row.Set("operands.outputs", outputs);
+
+  Traffic traffic = KernelTraffic(kernel);
+  double bytes = static_cast<double>(traffic.read_bytes + traffic.write_bytes);
+  row.Set("bytes.read", static_cast<double>(traffic.read_bytes));
+  row.Set("bytes.write", static_cast<double>(traffic.write_bytes));
+  row.Set("bytes.total", bytes);
+  if (device.cache_bytes > 0) {
+    row.Set("bytes.per_cache", bytes / static_cast<double>(device.cache_bytes));
+  }
+  row.Set("bytes.element", static_cast<double>(ComputeElementBytes(kernel)));
+  FlopsByClass flops = KernelFlopsByClass(kernel);
+  row.Set("flops.elementwise", flops.elementwise);
+  row.Set("flops.transcendental", flops.transcendental);
+  row.Set("flops.divide_sqrt", flops.divide_sqrt);
+  row.Set("flops.reduce", flops.reduce);
+  row.Set("flops.total", flops.total());
+  row.Set("flops.per_byte", flops.total() / std::max(1.0, bytes));
+
+  double steps = KernelThreadSteps(kernel);
+  row.Set("kernel.vector_width", static_cast<double>(KernelVectorWidth(kernel)));
+  row.Set("kernel.thread_steps", steps);
+  row.Set("kernel.steps_per_thread", steps / std::max(1.0, all_threads));
+  row.Set("kernel.threads_vectorize", ThreadsVectorize(kernel) ? 1 : 0);
+  size_t loops = 0;
+  for (const emitters::Phase& phase : kernel.phases) loops += phase.loops.size();
+  row.Set("kernel.phases", static_cast<double>(kernel.phases.size()));
+  row.Set("kernel.loops", static_cast<double>(loops));
+
+  // Occupancy and waves as the GPU model computes them; the host has no SMs to fill (its
+  // parallel efficiency comes with the analytic terms below).
+  if (device.info.sm_count > 0) {
+    int64_t registers =
+        usage != nullptr && usage->registers > 0 ? usage->registers : kEstimatedRegisters;
+    Occupancy occupancy = ComputeOccupancy(device.info, threads, registers, shared);
+    Waves waves = ComputeWaves(blocks, occupancy.blocks_per_sm, device.info.sm_count);
+    row.Set("occupancy.blocks_per_sm", static_cast<double>(occupancy.blocks_per_sm));
+    row.Set("occupancy.warps_per_sm", static_cast<double>(occupancy.warps_per_sm));
+    row.Set("occupancy.fraction", occupancy.fraction);
+    row.Set("waves.count", static_cast<double>(waves.waves));
+    row.Set("waves.efficiency", waves.efficiency);
+  }
+  Coalescing coalescing = KernelCoalescing(kernel);
+  row.Set("coalescing.read_factor", coalescing.read_factor);
+  row.Set("coalescing.write_factor", coalescing.write_factor);
+  row.Set("coalescing.accesses", static_cast<double>(coalescing.accesses));
+  SharedTraffic shared_traffic = KernelSharedTraffic(kernel);
+  row.Set("shared.bytes", shared_traffic.bytes);
+  row.Set("shared.conflict_degree", static_cast<double>(shared_traffic.conflict_degree));
+
+  // Scale-free figures: what transfers between fusions of different sizes, where absolute
+  // sizes mostly tell fusions apart.
+  double out_elements = 0;
+  for (const emitters::KernelBuffer& buffer : kernel.buffers) {
+    if (buffer.is_output && buffer.shape.IsArray()) {
+      out_elements = std::max(out_elements, static_cast<double>(buffer.shape.ElementCount()));
+    }
+  }
+  row.Set("ratio.elements_per_thread", out_elements / std::max(1.0, all_threads));
+  row.Set("ratio.bytes_per_thread", bytes / std::max(1.0, all_threads));
+  double cores = static_cast<double>(device.info.sm_count);
+  auto calibration = analytic.breakdown.find("calibration");
+  if (cores <= 0 && calibration != analytic.breakdown.end() && calibration->is_object()) {
+    cores = NumberOr(calibration->value("threads", nlohmann::json()), 0);
+  }
+  if (cores > 0) row.Set("ratio.blocks_per_core", static_cast<double>(blocks) / cores);
+  auto memory = analytic.breakdown.find("memory_us");
+  if (analytic.microseconds > 0 && memory != analytic.breakdown.end()) {
+    row.Set("ratio.memory_share", NumberOr(*memory, 0) / analytic.microseconds);
+  }
+  row.Set("analytic.us", analytic.microseconds);
+  row.Set("analytic.log_us", std::log(std::max(1e-3, analytic.microseconds)));
+  for (const char* term : kAnalyticTerms) {
+    auto found = analytic.breakdown.find(term);
+    if (found == analytic.breakdown.end()) continue;
+    double value = NumberOr(*found, std::numeric_limits<double>::quiet_NaN());
+    if (!std::isnan(value)) row.Set(std::string("analytic.") + term, value);
+  }
+  return row.Take();
+}
+
+}  // namespace tilesmith::costmodel

@@ -1,0 +1,158 @@
+#include "costmodel/model_eval.h"
+
+#include <algorithm>
+#include <map>
+
+#include "costmodel/ranking_metrics.h"
+
+namespace tilesmith::costmodel {
+namespace {
+
+double Median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  size_t n = values.size();
+  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+nlohmann::json ScoresJson(const ModelScores& scores) {
+  nlohmann::json fusions = nlohmann::json::array();
+  for (const FusionScore& f : scores.fusions) {
+    fusions.push_back({{"fusion", f.fusion},
+                       {"configs", f.configs},
+                       {"spearman", f.spearman},
+                       {"kendall", f.kendall},
+                       {"top1_regret", f.top1_regret},
+                       {"top5_regret", f.top5_regret}});
+  }
+  return {{"model", scores.model},
+          {"spearman", scores.spearman},
+          {"kendall", scores.kendall},
+          {"top1_regret", scores.top1_regret},
+          {"top5_regret", scores.top5_regret},
+          {"median_top1_regret", scores.median_top1_regret},
+          {"fusions", fusions}};
+}
+
+}  // namespace
+
+nlohmann::json Evaluation::ToJson() const {
+  return {{"train", {{"rows", train_rows}, {"fusions", train_fusions}}},
+          {"heldout", {{"rows", heldout_rows}, {"fusions", heldout_fusions}}},
+          {"learned_trained", learned_trained},
+          {"learned_model", learned_description},
+          {"analytic", ScoresJson(analytic)},
+          {"learned", ScoresJson(learned)}};
+}
+
+ModelScores Score(const std::string& model, const std::vector<TrainingRow>& rows,
+                  const std::vector<double>& predicted_us) {
+  std::map<std::string, std::vector<size_t>> by_fusion;
+  for (size_t i = 0; i < rows.size(); ++i) by_fusion[rows[i].fusion].push_back(i);
+  ModelScores scores;
+  scores.model = model;
+  std::vector<double> top1;
+  for (const auto& [fusion, indices] : by_fusion) {
+    if (indices.size() < 2) continue;
+    std::vector<double> predicted, measured;
+    for (size_t i : indices) {
+      predicted.push_back(predicted_us[i]);
+      measured.push_back(rows[i].measured_us);
+    }
+    FusionScore score{fusion,
+                      static_cast<int64_t>(indices.size()),
+                      Spearman(predicted, measured),
+                      KendallTau(predicted, measured),
+                      TopKRegret(predicted, measured, 1),
+                      TopKRegret(predicted, measured, 5)};
+    scores.spearman += score.spearman;
+    scores.kendall += score.kendall;
+    scores.top1_regret += score.top1_regret;
+    scores.top5_regret += score.top5_regret;
+    top1.push_back(score.top1_regret);
+    scores.fusions.push_back(std::move(score));
+  }
+  if (!scores.fusions.empty()) {
+    double n = static_cast<double>(scores.fusions.size());
+    scores.spearman /= n;
+    scores.kendall /= n;
+    scores.top1_regret /= n;
+    scores.top5_regret /= n;
+  }
+  scores.median_top1_regret = Median(top1);
+  return scores;
+}
+
+Expected<Evaluation> EvaluateHeldOut(const std::vector<TrainingRow>& rows, double holdout,
+                                     std::unique_ptr<CostModel> analytic,
+                                     const LearnedModelOptions& options) {
+  std::set<std::string> held = HeldOutFusions(rows, holdout);
+  if (held.empty()) return InvalidArgument("no fusion to hold out (no rows, or --holdout 0)");
+  std::vector<TrainingRow> train, test;
+  for (const TrainingRow& row : rows) (held.contains(row.fusion) ? test : train).push_back(row);
+  Evaluation evaluation;
+  evaluation.train_rows = static_cast<int64_t>(train.size());
+  evaluation.train_fusions = FusionCount(train);
+  evaluation.heldout_rows = static_cast<int64_t>(test.size());
+  evaluation.heldout_fusions = static_cast<int64_t>(held.size());
+  std::string analytic_name(analytic->name());
+  LearnedModel learned(std::move(analytic), options);
+  TS_RETURN_IF_ERROR(learned.Retrain(train));
+  evaluation.learned_trained = learned.trained();
+  evaluation.learned_description = learned.Describe();
+  std::vector<double> analytic_us;
+  for (const TrainingRow& row : test) analytic_us.push_back(row.analytic_us);
+  TS_ASSIGN_OR_RETURN(std::vector<double> learned_us, learned.PredictRows(test));
+  evaluation.analytic = Score(analytic_name, test, analytic_us);
+  evaluation.learned = Score(std::string(learned.name()), test, learned_us);
+  return evaluation;
+}
+
+Expected<Evaluation> CrossValidate(const std::vector<TrainingRow>& rows, int folds,
+                                   const std::function<std::unique_ptr<CostModel>()>& make_analytic,
+                                   const LearnedModelOptions& options) {
+  std::map<std::string, int> fold_of;
+  for (const TrainingRow& row : rows) fold_of.emplace(row.fusion, 0);
+  if (folds < 2 || static_cast<size_t>(folds) > fold_of.size()) {
+    return InvalidArgument("cross-validation needs 2 <= folds <= fusions (" +
+                           std::to_string(fold_of.size()) + "), not " + std::to_string(folds));
+  }
+  int next = 0;
+  for (auto& [fusion, fold] : fold_of) fold = next++ % folds;
+  Evaluation evaluation;
+  evaluation.learned_trained = true;
+  std::vector<TrainingRow> scored;
+  std::vector<double> analytic_us, learned_us;
+  std::string analytic_name, learned_name;
+  int64_t train_rows = 0, train_fusions = 0;
+  for (int fold = 0; fold < folds; ++fold) {
+    std::vector<TrainingRow> train, test;
+    for (const TrainingRow& row : rows) {
+      (fold_of[row.fusion] == fold ? test : train).push_back(row);
+    }
+    train_rows += static_cast<int64_t>(train.size());
+    train_fusions += FusionCount(train);
+    std::unique_ptr<CostModel> analytic = make_analytic();
+    analytic_name = std::string(analytic->name());
+    LearnedModel learned(std::move(analytic), options);
+    TS_RETURN_IF_ERROR(learned.Retrain(train));
+    evaluation.learned_trained = evaluation.learned_trained && learned.trained();
+    evaluation.learned_description = learned.Describe();
+    learned_name = std::string(learned.name());
+    TS_ASSIGN_OR_RETURN(std::vector<double> predicted, learned.PredictRows(test));
+    for (size_t i = 0; i < test.size(); ++i) {
+      analytic_us.push_back(test[i].analytic_us);
+      learned_us.push_back(predicted[i]);
+      scored.push_back(std::move(test[i]));
+    }
+  }
+  evaluation.train_rows = train_rows / folds;  // per fold, on average
+  evaluation.train_fusions = train_fusions / folds;
+  evaluation.heldout_rows = static_cast<int64_t>(rows.size());
+  evaluation.heldout_fusions = static_cast<int64_t>(fold_of.size());
+  evaluation.analytic = Score(analytic_name, scored, analytic_us);
+  evaluation.learned = Score(learned_name, scored, learned_us);
+  return evaluation;
+}
+
+}  // namespace tilesmith::costmodel

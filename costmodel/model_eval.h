@@ -1,0 +1,70 @@
+// Held-out evaluation of the learned model against the analytic one (`tilesmith model
+// eval`, the model bench): train on some fusions, rank the configs of the others with both
+// models, and compare the orders with the measured one.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "costmodel/training_data.h"
+
+namespace tilesmith::costmodel {
+
+/// One model on one held-out fusion.
+struct FusionScore {
+  std::string fusion;
+  int64_t configs = 0;
+  double spearman = 0;
+  double kendall = 0;
+  double top1_regret = 0;  ///< Measured time of the predicted best over the best, minus 1.
+  double top5_regret = 0;  ///< The same for the best of the predicted five.
+};
+
+/// One model over every held-out fusion (means; regrets also as medians).
+struct ModelScores {
+  std::string model;
+  double spearman = 0;
+  double kendall = 0;
+  double top1_regret = 0;
+  double top5_regret = 0;
+  double median_top1_regret = 0;
+  std::vector<FusionScore> fusions;
+};
+
+struct Evaluation {
+  int64_t train_rows = 0;
+  int64_t train_fusions = 0;
+  int64_t heldout_rows = 0;
+  int64_t heldout_fusions = 0;
+  std::string learned_description;  ///< LearnedModel::Describe() of the model trained.
+  bool learned_trained = false;     ///< False: below the threshold, the analytic answered.
+  ModelScores analytic;
+  ModelScores learned;
+  nlohmann::json ToJson() const;
+};
+
+/// Scores predictions of held-out rows, fusion by fusion (fusions with one config are
+/// left out: nothing to rank).
+ModelScores Score(const std::string& model, const std::vector<TrainingRow>& rows,
+                  const std::vector<double>& predicted_us);
+
+/// Trains a fresh learned model on the fusions HeldOutFusions(rows, holdout) leaves in and
+/// scores both models on the held-out ones. `analytic` is only the fallback's name source
+/// and is moved into the learned model.
+Expected<Evaluation> EvaluateHeldOut(const std::vector<TrainingRow>& rows, double holdout,
+                                     std::unique_ptr<CostModel> analytic,
+                                     const LearnedModelOptions& options);
+
+/// K-fold cross-validation over fusions: fusion i (in sorted order) is held out in fold
+/// i mod `folds`, a fresh learned model is trained on the other folds, and every fusion is
+/// scored once, by a model that never saw it. `make_analytic` gives each fold's analytic
+/// model. `train_*` are per fold (the mean), `heldout_*` everything; `learned_description`
+/// is the last fold's; `learned_trained` holds when every fold trained.
+Expected<Evaluation> CrossValidate(const std::vector<TrainingRow>& rows, int folds,
+                                   const std::function<std::unique_ptr<CostModel>()>& make_analytic,
+                                   const LearnedModelOptions& options);
+
+}  // namespace tilesmith::costmodel

@@ -1,0 +1,37 @@
+// Which model answers for a target: the learned model when the database holds one trained
+// for exactly this device, compiler version and feature schema, else the analytic model of
+// the target. `tilesmith predict`, the service and the `model` tuning strategy ask here, and
+// report the choice's description.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "costmodel/cost_model.h"
+#include "costmodel/learned_model.h"
+#include "db/store.h"
+
+namespace tilesmith::costmodel {
+
+/// The model that answers and why (`learned-xgboost (1203 measurements, …)`, or
+/// `analytic-host (no learned model stored for this device and compiler)`).
+struct ModelChoice {
+  std::unique_ptr<CostModel> model;
+  std::string description;
+  /// `model` as a LearnedModel, for a tuner to Retrain after each measured batch: loaded
+  /// from the store, or untrained (the analytic model answering until enough rows arrive).
+  LearnedModel* learned = nullptr;
+  bool stored = false;  ///< A stored model was loaded (and answers).
+};
+
+/// The best available model for `target` on the device `device_key` given `store` (null:
+/// no database): always a LearnedModel, trained from the newest stored model when there is
+/// one for this device, compiler version and feature schema, else untrained so the analytic
+/// model answers (its name is then the analytic one). A stored model that fails to load is
+/// reported in the description and the analytic model answers: a bad model must not stop
+/// predictions.
+ModelChoice BestModelFor(const emitters::Target& target, int64_t cache_bytes, db::Store* store,
+                         const std::string& device_key, const std::string& compiler_version,
+                         const LearnedModelOptions& options = {});
+
+}  // namespace tilesmith::costmodel

@@ -1,0 +1,139 @@
+// `tilesmith model train|eval`, run as a user would: real host tunes into a database,
+// a model trained and stored there, a held-out evaluation of both models as JSON, and
+// `predict` answering with the learned model afterwards; bad command lines and missing data
+// say why.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "tests/cli/cli_run.h"
+
+namespace tilesmith {
+namespace {
+
+namespace fs = std::filesystem;
+using cli_testing::CommandRun;
+using nlohmann::json;
+
+std::string Corpus() {
+  const char* dir = std::getenv("TILESMITH_CORPUS_DIR");
+  return std::string(dir && *dir ? dir : TILESMITH_DEFAULT_CORPUS_DIR) + "/xla/";
+}
+std::string Gelu() { return TILESMITH_TEST_DATA_DIR "/tuner/gelu_f32.hlo"; }
+
+class ModelCommandTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("tilesmith_model_cli_" + std::to_string(getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string Db() const { return (dir_ / "m.db").string(); }
+  CommandRun Tilesmith(const std::string& arguments) {
+    return cli_testing::RunTilesmithIn(dir_, arguments);
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(ModelCommandTest, TrainThenEvalThenPredictWithTheLearnedModel) {
+  if (!fs::exists(Corpus())) GTEST_SKIP() << "no corpus at " << Corpus();
+  for (const std::string& path :
+       {Gelu(), Corpus() + "transpose/transpose_021.hlo", Corpus() + "reduce_row/small_s32.hlo",
+        Corpus() + "reduce_column/small.hlo"}) {
+    CommandRun tune = Tilesmith("tune " + path + " --target host --db " + Db() +
+                                " --strategy random --budget 12 --rep-ms 3 --warmup-ms 1 "
+                                "--no-flush --quiet");
+    ASSERT_EQ(tune.exit_code, 0) << path << ": " << tune.err;
+  }
+  const std::string bar = " --min-rows 20 --min-fusions 3";
+  CommandRun train = Tilesmith("model train --db " + Db() + bar + " --json");
+  ASSERT_EQ(train.exit_code, 0) << train.err;
+  json trained = json::parse(train.out);
+  EXPECT_EQ(trained["model"], "learned-xgboost");
+  EXPECT_EQ(trained["fusions"], 4);
+  EXPECT_GE(trained["rows"].get<int>(), 20);
+  EXPECT_EQ(trained["objective"], "log-time");
+  EXPECT_GT(trained["model_bytes"].get<int>(), 1000);
+
+  CommandRun eval = Tilesmith("model eval --db " + Db() + bar + " --holdout 0.25 --json");
+  ASSERT_EQ(eval.exit_code, 0) << eval.err;
+  json scores = json::parse(eval.out);
+  EXPECT_EQ(scores["heldout"]["fusions"], 1);
+  EXPECT_EQ(scores["train"]["fusions"], 3);
+  EXPECT_TRUE(scores["learned_trained"].get<bool>()) << scores["learned_model"];
+  for (const char* model : {"analytic", "learned"}) {
+    for (const char* figure : {"spearman", "kendall", "top1_regret", "top5_regret"}) {
+      EXPECT_TRUE(scores[model][figure].is_number()) << model << " " << figure;
+    }
+    EXPECT_EQ(scores[model]["fusions"].size(), 1u);
+  }
+  EXPECT_EQ(scores["analytic"]["model"], "analytic-host");
+  EXPECT_EQ(scores["learned"]["model"], "learned-xgboost");
+
+  CommandRun text = Tilesmith("model eval --db " + Db() + bar);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("spearman"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("analytic-host"), std::string::npos);
+
+  CommandRun predict = Tilesmith("predict " + Gelu() + " --target host --db " + Db() + " --json");
+  ASSERT_EQ(predict.exit_code, 0) << predict.err;
+  json answer = json::parse(predict.out);
+  EXPECT_EQ(answer["model"], "learned-xgboost");
+  EXPECT_NE(answer["model_description"].get<std::string>().find("4 fusions"), std::string::npos)
+      << answer["model_description"];
+  EXPECT_EQ(answer["top"][0]["breakdown"]["model"], "learned-xgboost");
+}
+
+TEST_F(ModelCommandTest, TooLittleDataTrainsNothingAndSaysSo) {
+  CommandRun tune = Tilesmith("tune " + Gelu() + " --target host --db " + Db() +
+                              " --budget 4 --rep-ms 3 --warmup-ms 1 --no-flush --quiet");
+  ASSERT_EQ(tune.exit_code, 0) << tune.err;
+  CommandRun train = Tilesmith("model train --db " + Db());
+  EXPECT_EQ(train.exit_code, 1);
+  EXPECT_NE(train.err.find("too little data to train: analytic-host (fallback: 4 measurements "
+                           "< 200) answers"),
+            std::string::npos)
+      << train.err;
+  CommandRun eval = Tilesmith("model eval --db " + Db());
+  EXPECT_EQ(eval.exit_code, 1);
+  EXPECT_NE(eval.err.find("at least 2 fusions"), std::string::npos) << eval.err;
+  CommandRun predict = Tilesmith("predict " + Gelu() + " --target host --db " + Db() + " --json");
+  ASSERT_EQ(predict.exit_code, 0) << predict.err;
+  EXPECT_EQ(json::parse(predict.out)["model"], "analytic-host");
+}
+
+TEST_F(ModelCommandTest, BadCommandLinesAndMissingDataAreExplained) {
+  CommandRun none = Tilesmith("model");
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_NE(none.err.find("needs an action"), std::string::npos) << none.err;
+  EXPECT_EQ(Tilesmith("model fit").exit_code, 2);
+  CommandRun missing = Tilesmith("model train --db " + (dir_ / "missing.db").string());
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.err.find("no results database at"), std::string::npos) << missing.err;
+  EXPECT_FALSE(fs::exists(dir_ / "missing.db")) << "not created";
+
+  CommandRun tune = Tilesmith("tune " + Gelu() + " --target host --db " + Db() +
+                              " --budget 2 --rep-ms 3 --warmup-ms 1 --no-flush --quiet");
+  ASSERT_EQ(tune.exit_code, 0) << tune.err;
+  CommandRun gpu = Tilesmith("model train --db " + Db() + " --target cuda:sm_90");
+  EXPECT_EQ(gpu.exit_code, 1);
+  EXPECT_NE(gpu.err.find("no verified measurements for device 'cuda:sm_90"), std::string::npos)
+      << gpu.err;
+  EXPECT_NE(gpu.err.find("host, "), std::string::npos) << "lists the devices it holds";
+  CommandRun unknown = Tilesmith("model eval --db " + Db() + " --target tpu:v5");
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_FALSE(unknown.err.empty());
+  EXPECT_EQ(Tilesmith("model eval --db " + Db() + " --holdout 2").exit_code, 2);
+  EXPECT_EQ(Tilesmith("model train --db " + Db() + " --objective lambdamart").exit_code, 2);
+  CommandRun help = Tilesmith("model --help");
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.out.find("top-1 / top-5 regret"), std::string::npos) << help.out;
+}
+
+}  // namespace
+}  // namespace tilesmith

@@ -1,0 +1,166 @@
+// The learned model without a database: the analytic model answers (and says why) below
+// the data thresholds; trees trained on rows whose times depend on what the analytic model
+// misses rank held-out rows better than it; training is reproducible bit for bit; retrains
+// add a bounded number of trees.
+#include "costmodel/learned_model.h"
+
+#include <gtest/gtest.h>
+
+#include "costmodel/gpu_model.h"
+#include "costmodel/model_eval.h"
+#include "costmodel/model_selection.h"
+#include "tests/costmodel/kernel_test_util.h"
+
+namespace tilesmith::costmodel {
+namespace {
+
+using testing::Emit;
+using testing::kElementwise;
+
+DeviceFigures H100() { return {testing::Device("cuda:sm_90"), 50 << 20}; }
+
+// Every (threads, vector) config of the elementwise kernel as a row of `fusion`, its
+// "measured" time the analytic one scaled by a factor of the vector width the analytic
+// model does not know about.
+std::vector<TrainingRow> Rows(const std::string& fusion, double scale = 1) {
+  GpuModel analytic;
+  std::vector<TrainingRow> rows;
+  for (int threads : {64, 128, 256, 512, 1024}) {
+    for (int vector : {1, 2, 4}) {
+      auto kernel = Emit(kElementwise, {{"threads_per_block", threads}, {"vector", vector}});
+      double factor = vector == 4 ? 0.5 : vector == 2 ? 0.8 : 1.6;
+      auto analytic_us = analytic.Predict(kernel.kernel, H100(), nullptr);
+      auto row = MakeTrainingRow(fusion, kernel.kernel, H100(), nullptr, analytic,
+                                 analytic_us->microseconds * factor * scale);
+      EXPECT_TRUE(row.has_value()) << row.error().message;
+      rows.push_back(std::move(*row));
+    }
+  }
+  return rows;
+}
+
+std::vector<TrainingRow> ManyFusions(int count) {
+  std::vector<TrainingRow> rows;
+  for (int f = 0; f < count; ++f) {
+    std::vector<TrainingRow> more = Rows("fusion" + std::to_string(f), 1 + 0.1 * f);
+    rows.insert(rows.end(), more.begin(), more.end());
+  }
+  return rows;
+}
+
+LearnedModelOptions Small() {
+  LearnedModelOptions options;
+  options.min_rows = 40;
+  options.min_fusions = 3;
+  options.rounds = 60;
+  options.retrain_rounds = 10;
+  return options;
+}
+
+TEST(LearnedModelTest, BelowTheThresholdsTheAnalyticModelAnswersAndSaysWhy) {
+  LearnedModel model(std::make_unique<GpuModel>());
+  std::vector<TrainingRow> rows = Rows("only");
+  ASSERT_TRUE(model.Retrain(rows).has_value());
+  EXPECT_FALSE(model.trained());
+  EXPECT_EQ(model.name(), "analytic-gpu");
+  EXPECT_NE(model.Describe().find("fallback: 15 measurements < 200"), std::string::npos)
+      << model.Describe();
+  auto kernel = Emit(kElementwise);
+  auto learned = model.Predict(kernel.kernel, H100(), nullptr);
+  auto analytic = GpuModel().Predict(kernel.kernel, H100(), nullptr);
+  ASSERT_TRUE(learned && analytic);
+  EXPECT_EQ(learned->microseconds, analytic->microseconds);
+  EXPECT_EQ(learned->breakdown["model"], "analytic-gpu");
+  EXPECT_TRUE(learned->breakdown.contains("fallback"));
+  EXPECT_FALSE(model.ToRecord("host", "v").has_value()) << "nothing to store";
+
+  // Enough rows, too few fusions: the fusion threshold is the one named.
+  LearnedModelOptions options;
+  options.min_rows = 10;
+  LearnedModel two_fusions(std::make_unique<GpuModel>(), options);
+  std::vector<TrainingRow> more = ManyFusions(2);
+  ASSERT_TRUE(two_fusions.Retrain(more).has_value());
+  EXPECT_FALSE(two_fusions.trained());
+  EXPECT_NE(two_fusions.Describe().find("2 fusions < 5"), std::string::npos)
+      << two_fusions.Describe();
+}
+
+TEST(LearnedModelTest, TreesLearnWhatTheAnalyticModelMissesOnHeldOutFusions) {
+  for (Objective objective : {Objective::kLogTime, Objective::kPairwise}) {
+    LearnedModelOptions options = Small();
+    options.objective = objective;
+    auto evaluation = EvaluateHeldOut(ManyFusions(6), 0.34, std::make_unique<GpuModel>(), options);
+    ASSERT_TRUE(evaluation.has_value()) << evaluation.error().message;
+    EXPECT_TRUE(evaluation->learned_trained) << evaluation->learned_description;
+    EXPECT_EQ(evaluation->heldout_fusions, 2);
+    EXPECT_EQ(evaluation->train_fusions, 4);
+    EXPECT_EQ(evaluation->learned.model, "learned-xgboost");
+    EXPECT_EQ(evaluation->analytic.fusions.size(), 2u);
+    EXPECT_GT(evaluation->learned.spearman, evaluation->analytic.spearman + 0.2)
+        << ObjectiveName(objective) << ": analytic " << evaluation->analytic.spearman
+        << ", learned " << evaluation->learned.spearman;
+    EXPECT_GT(evaluation->learned.spearman, 0.8) << ObjectiveName(objective);
+    EXPECT_LE(evaluation->learned.top1_regret, evaluation->analytic.top1_regret);
+  }
+}
+
+TEST(LearnedModelTest, TrainingIsReproducibleAndPredictsTimes) {
+  std::vector<TrainingRow> rows = ManyFusions(4);
+  LearnedModel a(std::make_unique<GpuModel>(), Small());
+  LearnedModel b(std::make_unique<GpuModel>(), Small());
+  ASSERT_TRUE(a.Retrain(rows) && b.Retrain(rows));
+  ASSERT_TRUE(a.trained());
+  EXPECT_EQ(a.name(), "learned-xgboost");
+  auto ra = a.ToRecord("dev", "v1");
+  auto rb = b.ToRecord("dev", "v1");
+  ASSERT_TRUE(ra && rb);
+  EXPECT_EQ(ra->data, rb->data) << "same rows, same seed: the same trees";
+  EXPECT_EQ(ra->training_rows, 60);
+  EXPECT_EQ(ra->fusions, 4);
+  EXPECT_EQ(ra->meta["objective"], "log-time");
+  // The log-time objective predicts times: near the "measured" ones it was fitted to.
+  auto fitted = a.PredictRows(rows);
+  ASSERT_TRUE(fitted.has_value());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_NEAR(std::log((*fitted)[i]), std::log(rows[i].measured_us), 0.3) << i;
+  }
+  auto kernel = Emit(kElementwise, {{"threads_per_block", 256}, {"vector", 4}});
+  auto prediction = a.Predict(kernel.kernel, H100(), nullptr);
+  ASSERT_TRUE(prediction.has_value());
+  EXPECT_EQ(prediction->breakdown["model"], "learned-xgboost");
+  EXPECT_LT(prediction->breakdown["correction"].get<double>(), 0.8) << "vector 4 is faster";
+  EXPECT_EQ(prediction->breakdown["analytic"]["model"], "analytic-gpu");
+}
+
+TEST(LearnedModelTest, RetrainingAddsABoundedNumberOfTrees) {
+  LearnedModelOptions options = Small();
+  options.max_rounds = 85;
+  LearnedModel model(std::make_unique<GpuModel>(), options);
+  ASSERT_TRUE(model.Retrain(ManyFusions(4)).has_value());
+  EXPECT_EQ(model.boosted_rounds(), 60);
+  ASSERT_TRUE(model.Retrain(Rows("fresh")).has_value());
+  EXPECT_EQ(model.boosted_rounds(), 70) << "retrain_rounds more";
+  EXPECT_EQ(model.training_rows(), 75);
+  EXPECT_EQ(model.fusions(), 5);
+  ASSERT_TRUE(model.Retrain(Rows("fresher")).has_value());
+  EXPECT_EQ(model.boosted_rounds(), 80);
+  // Past max_rounds the model starts afresh on its (bounded) pool of rows.
+  ASSERT_TRUE(model.Retrain(Rows("freshest")).has_value());
+  EXPECT_EQ(model.boosted_rounds(), 60);
+  EXPECT_EQ(model.training_rows(), 105);
+}
+
+TEST(LearnedModelTest, WithoutAStoredModelTheAnalyticModelIsChosen) {
+  auto target = emitters::Target::Parse("cuda:sm_90");
+  ASSERT_TRUE(target.has_value());
+  ModelChoice none = BestModelFor(*target, 50 << 20, nullptr, "dev", "v1");
+  ASSERT_NE(none.model, nullptr);
+  EXPECT_EQ(none.model->name(), "analytic-gpu");
+  EXPECT_FALSE(none.stored);
+  ASSERT_NE(none.learned, nullptr) << "a tuner may still retrain it";
+  EXPECT_FALSE(none.learned->trained());
+  EXPECT_NE(none.description.find("no results database"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tilesmith::costmodel

@@ -1,0 +1,294 @@
+// `tilesmith model train|eval`: the learned cost model of a device, trained from the
+// verified measurements in the results database and stored beside them; `eval` compares
+// it with the analytic model on fusions it was not trained on.
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "costmodel/learned_model.h"
+#include "costmodel/model_eval.h"
+#include "costmodel/training_data.h"
+#include "db/sqlite_store.h"
+#include "tools/commands.h"
+#include "tools/tune_support.h"
+#include "tuner/device.h"
+
+namespace tilesmith::tools {
+namespace {
+
+using nlohmann::json;
+
+Expected<int64_t> WholeFlag(const cli::Args& args, const std::string& flag, int64_t fallback) {
+  if (!args.Has(flag)) return fallback;
+  const std::string text = args.Get(flag);
+  try {
+    size_t used = 0;
+    long long value = std::stoll(text, &used);
+    if (used == text.size() && value >= 0) return static_cast<int64_t>(value);
+  } catch (const std::exception&) {
+  }
+  return InvalidArgument("--" + flag + " expects a whole number >= 0, not '" + text + "'");
+}
+
+Expected<double> FractionFlag(const cli::Args& args, const std::string& flag, double fallback) {
+  if (!args.Has(flag)) return fallback;
+  const std::string text = args.Get(flag);
+  try {
+    size_t used = 0;
+    double value = std::stod(text, &used);
+    if (used == text.size() && value > 0 && value < 1) return value;
+  } catch (const std::exception&) {
+  }
+  return InvalidArgument("--" + flag + " expects a fraction between 0 and 1, not '" + text + "'");
+}
+
+Expected<costmodel::LearnedModelOptions> ModelOptions(const cli::Args& args) {
+  costmodel::LearnedModelOptions options;
+  TS_ASSIGN_OR_RETURN(options.objective,
+                      costmodel::ParseObjective(args.Get("objective", "log-time")));
+  TS_ASSIGN_OR_RETURN(options.min_rows, WholeFlag(args, "min-rows", options.min_rows));
+  TS_ASSIGN_OR_RETURN(options.min_fusions, WholeFlag(args, "min-fusions", options.min_fusions));
+  return options;
+}
+
+// Everything both actions need: the database, the device, the rows learned from.
+struct Inputs {
+  std::string db_path;
+  std::unique_ptr<db::SqliteStore> store;
+  tuner::Device device;
+  std::string compiler_version;
+  costmodel::TrainingSet set;
+};
+
+Expected<Inputs> LoadInputs(const cli::Args& args) {
+  Inputs inputs;
+  inputs.db_path = ResolveDbPath(args.Get("db", ""));
+  if (!std::filesystem::exists(inputs.db_path)) {
+    return MakeError(ErrorCode::kNotFound, "no results database at " + inputs.db_path +
+                                               " (tune something first, or pass --db PATH)");
+  }
+  TS_ASSIGN_OR_RETURN(
+      inputs.store,
+      db::SqliteStore::Open(inputs.db_path, {.mode = db::sqlite::OpenMode::kReadWrite}));
+  std::string target = args.Get("target", "host");
+  if (target.rfind("ascend:", 0) == 0) {
+    return InvalidArgument("Ascend targets use the per-pipe model (`tilesmith schedule`)");
+  }
+  TS_ASSIGN_OR_RETURN(inputs.device,
+                      tuner::ResolveDevice(target, args.Get("device"), tuner::DefaultDevicesDir()));
+  inputs.compiler_version = args.Get("compiler-version", TILESMITH_COMPILER_VERSION);
+  std::unique_ptr<costmodel::CostModel> analytic =
+      costmodel::AnalyticModelFor(inputs.device.target, inputs.device.cache_bytes);
+  costmodel::DeviceFigures figures{inputs.device.info, inputs.device.cache_bytes};
+  std::string key = inputs.device.record.Key();
+  TS_ASSIGN_OR_RETURN(
+      inputs.set,
+      costmodel::LoadTrainingSet(*inputs.store, key, inputs.compiler_version, figures, *analytic));
+  for (const std::string& note : inputs.set.notes) std::cerr << "note: " << note << "\n";
+  if (inputs.set.rows.empty()) {
+    std::string known;
+    if (auto devices = inputs.store->ListDevices()) {
+      for (const db::DeviceRecord& device : *devices) known += "\n  " + device.Key();
+    }
+    return MakeError(ErrorCode::kNotFound,
+                     "no verified measurements for device '" + key + "' under compiler " +
+                         inputs.compiler_version + " in " + inputs.db_path +
+                         (known.empty() ? std::string(" (it holds no devices)")
+                                        : "; devices it holds:" + known) +
+                         "\nrun `tilesmith tune FILE --target " + target + "` first");
+  }
+  return inputs;
+}
+
+std::string Fixed(double value, int digits = 3) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.*f", digits, value);
+  return text;
+}
+
+int RunTrain(const cli::Args& args, Inputs& inputs, const costmodel::LearnedModelOptions& options) {
+  auto start = std::chrono::steady_clock::now();
+  costmodel::LearnedModel model(
+      costmodel::AnalyticModelFor(inputs.device.target, inputs.device.cache_bytes), options);
+  if (auto trained = model.Retrain(inputs.set.rows); !trained) {
+    return ReportError(trained.error().message);
+  }
+  if (!model.trained()) {
+    return ReportError("too little data to train: " + model.Describe() + " answers; " +
+                       std::to_string(inputs.set.rows.size()) + " configs measured over " +
+                       std::to_string(inputs.set.fusions) +
+                       " fusions (--min-rows, --min-fusions lower the bar)");
+  }
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  auto record = model.ToRecord(inputs.device.record.Key(), inputs.compiler_version);
+  if (!record) return ReportError(record.error().message);
+  record->meta["training_seconds"] = seconds;
+  record->meta["skipped"] = inputs.set.skipped;
+  auto id = inputs.store->PutModel(*record);
+  if (!id) return ReportError(id.error().message);
+  // In-sample fit, a sanity check (eval gives the honest, held-out figure).
+  auto fitted = model.PredictRows(inputs.set.rows);
+  if (!fitted) return ReportError(fitted.error().message);
+  costmodel::ModelScores fit =
+      costmodel::Score(costmodel::kLearnedModelName, inputs.set.rows, *fitted);
+  if (args.Has("json")) {
+    std::cout << json{{"model", costmodel::kLearnedModelName},
+                      {"id", *id},
+                      {"device", record->device_key},
+                      {"compiler_version", record->compiler_version},
+                      {"feature_schema", record->feature_schema},
+                      {"rows", record->training_rows},
+                      {"fusions", record->fusions},
+                      {"skipped", inputs.set.skipped},
+                      {"trees", record->meta["trees"]},
+                      {"objective", record->meta["objective"]},
+                      {"training_seconds", seconds},
+                      {"training_spearman", fit.spearman},
+                      {"model_bytes", record->data.size()}}
+                     .dump(2)
+              << "\n";
+    return kExitOk;
+  }
+  std::cout << "trained   " << model.Describe() << "\n"
+            << "device    " << record->device_key << "\n"
+            << "stored    model " << *id << " in " << inputs.db_path << " (" << record->data.size()
+            << " bytes, feature schema " << record->feature_schema << ", compiler "
+            << record->compiler_version << ")\n"
+            << "time      " << Fixed(seconds, 2) << " s; in-sample Spearman " << Fixed(fit.spearman)
+            << " (held-out: `tilesmith model eval`)\n";
+  if (inputs.set.skipped > 0) {
+    std::cout << "skipped   " << inputs.set.skipped << " configs (see the notes above)\n";
+  }
+  return kExitOk;
+}
+
+void PrintScores(const costmodel::ModelScores& scores) {
+  std::printf("%-18s %9s %9s %12s %12s %12s\n", scores.model.c_str(),
+              Fixed(scores.spearman).c_str(), Fixed(scores.kendall).c_str(),
+              (Fixed(100 * scores.top1_regret, 1) + "%").c_str(),
+              (Fixed(100 * scores.median_top1_regret, 1) + "%").c_str(),
+              (Fixed(100 * scores.top5_regret, 1) + "%").c_str());
+}
+
+int RunEval(const cli::Args& args, Inputs& inputs, const costmodel::LearnedModelOptions& options) {
+  auto holdout = FractionFlag(args, "holdout", 0.3);
+  if (!holdout) {
+    ReportError(holdout.error().message);
+    return kExitUsage;
+  }
+  if (inputs.set.fusions < 2) {
+    return ReportError("held-out evaluation needs measurements of at least 2 fusions; " +
+                       inputs.db_path + " has " + std::to_string(inputs.set.fusions));
+  }
+  auto folds = WholeFlag(args, "folds", 0);
+  if (!folds) {
+    ReportError(folds.error().message);
+    return kExitUsage;
+  }
+  const tuner::Device& device = inputs.device;
+  auto evaluation =
+      *folds > 0
+          ? costmodel::CrossValidate(
+                inputs.set.rows, static_cast<int>(*folds),
+                [&] { return costmodel::AnalyticModelFor(device.target, device.cache_bytes); },
+                options)
+          : costmodel::EvaluateHeldOut(
+                inputs.set.rows, *holdout,
+                costmodel::AnalyticModelFor(device.target, device.cache_bytes), options);
+  if (!evaluation) return ReportError(evaluation.error().message);
+  if (args.Has("json")) {
+    json out = evaluation->ToJson();
+    out["device"] = inputs.device.record.Key();
+    out["compiler_version"] = inputs.compiler_version;
+    out["holdout"] = *folds > 0 ? json(nullptr) : json(*holdout);
+    out["folds"] = *folds;
+    out["objective"] = costmodel::ObjectiveName(options.objective);
+    std::cout << out.dump(2) << "\n";
+    return kExitOk;
+  }
+  std::cout << "device    " << inputs.device.record.Key() << "\n"
+            << "train     " << evaluation->train_rows << " configs of " << evaluation->train_fusions
+            << " fusions -> " << evaluation->learned_description << "\n"
+            << "held out  " << evaluation->heldout_rows << " configs of "
+            << evaluation->heldout_fusions << " fusions ("
+            << (*folds > 0 ? std::to_string(*folds) +
+                                 "-fold cross-validation by fingerprint; "
+                                 "train figures per fold"
+                           : std::string("by fingerprint"))
+            << ")\n\n";
+  std::printf("%-18s %9s %9s %12s %12s %12s\n", "model", "spearman", "kendall", "top-1 regret",
+              "(median)", "top-5 regret");
+  PrintScores(evaluation->analytic);
+  PrintScores(evaluation->learned);
+  if (!evaluation->learned_trained) {
+    std::cout << "\nThe learned model fell back to the analytic one: too little training data.\n";
+  }
+  return kExitOk;
+}
+
+int Run(const cli::Args& args) {
+  const std::vector<std::string>& positionals = args.positionals();
+  if (positionals.size() != 1 || (positionals[0] != "train" && positionals[0] != "eval")) {
+    ReportError(positionals.empty() ? std::string("'model' needs an action: train or eval")
+                                    : "unknown model action '" + positionals[0] +
+                                          "' (train, eval; see 'tilesmith model --help')");
+    return kExitUsage;
+  }
+  auto options = ModelOptions(args);
+  if (!options) {
+    ReportError(options.error().message);
+    return kExitUsage;
+  }
+  auto inputs = LoadInputs(args);
+  if (!inputs) return ReportError(inputs.error().message);
+  if (positionals[0] == "train") return RunTrain(args, *inputs, *options);
+  return RunEval(args, *inputs, *options);
+}
+
+}  // namespace
+
+Subcommand ModelSubcommand() {
+  cli::Command command(
+      "model", "train and evaluate the learned cost model of a device",
+      "train|eval [--db PATH] [--target T] [--device ID] [--holdout F | --folds K] "
+      "[--objective O] [--json]");
+  command.Flag("db", "PATH", "the database (default: $TILESMITH_DB, else ./tilesmith.db)")
+      .Flag("target", "T", "host (default) or cuda:sm_XX: whose measurements to learn from")
+      .Flag("device", "ID", "device description (see `tilesmith space --help`)")
+      .Flag("compiler-version", "V",
+            "learn from measurements of this compiler version (default: this tilesmith's)")
+      .Flag("holdout", "F", "eval: the share of fusions held out (default 0.3)")
+      .Flag("folds", "K",
+            "eval: K-fold cross-validation over fusions instead (every fusion scored once, by "
+            "a model trained without it)")
+      .Flag("objective", "O",
+            "log-time (default: regression on log time around the analytic prediction) or "
+            "pairwise (rank:pairwise within each fusion)")
+      .Flag("min-rows", "N", "train no model below N measured configs (default 200)")
+      .Flag("min-fusions", "N", "train no model below N fusions (default 5)")
+      .Switch("json", "print JSON")
+      .Epilog(
+          "Actions:\n"
+          "  train  fit gradient-boosted trees (XGBoost) to every verified measurement of the\n"
+          "         device under the compiler version, and store the model in the database;\n"
+          "         `tilesmith predict` then answers with it (model `learned-xgboost`)\n"
+          "  eval   hold out a share of the fusions (the same ones every time: chosen by\n"
+          "         fingerprint), train on the rest, and report for the analytic and the\n"
+          "         learned model side by side: Spearman and Kendall rank correlation of\n"
+          "         predicted and measured times, and top-1 / top-5 regret (how much slower\n"
+          "         the best of the model's first 1 / 5 picks is than the measured best).\n"
+          "         Nothing is stored.\n\n"
+          "Below --min-rows measured configs or --min-fusions fusions no model is trained and\n"
+          "the analytic model keeps answering. The model learns a correction to the analytic\n"
+          "model's time from the features of each candidate's Kernel IR (see\n"
+          "costmodel/README.md).\n\n"
+          "Examples:\n"
+          "  tilesmith sweep configs/sweeps/examples.json && tilesmith model train\n"
+          "  tilesmith model eval --holdout 0.25 --json");
+  return {std::move(command), &Run};
+}
+
+}  // namespace tilesmith::tools
