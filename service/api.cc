@@ -279,7 +279,8 @@ void Api::Route(const HttpRequest& request, const Reply& reply, std::string* rou
   if (path == "/healthz" || path == "/metrics" || path == "/v1/devices" || path == "/v1/kernels") {
     allowed = "GET";
     *route = path;
-  } else if (path == "/v1/query" || path == "/v1/query:batch" || path == "/v1/tune") {
+  } else if (path == "/v1/query" || path == "/v1/query:batch" || path == "/v1/tune" ||
+             path == "/v1/split") {
     allowed = "POST";
     *route = path;
   } else if (path.starts_with("/v1/jobs/") && path.size() > 9 &&
@@ -328,6 +329,7 @@ void Api::Route(const HttpRequest& request, const Reply& reply, std::string* rou
   if (!body) return reply(ErrorResponse(400, body.error().message));
   if (*route == "/v1/query") return reply(Query(*body));
   if (*route == "/v1/query:batch") return reply(QueryBatch(*body));
+  if (*route == "/v1/split") return reply(Split(*body));
   Tune(*body, reply);
 }
 

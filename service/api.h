@@ -87,6 +87,7 @@ class Api {
   HttpResponse Kernel(const std::string& fingerprint);
   HttpResponse MetricsText();
   void Tune(const nlohmann::json& body, const Reply& reply);
+  HttpResponse Split(const nlohmann::json& body);  // api_split.cc
   HttpResponse GetJob(const std::string& id);
   HttpResponse CancelJob(const std::string& id);
 
