@@ -19,6 +19,7 @@
 #include "bench/bench_util.h"
 #include "costmodel/host_model.h"
 #include "costmodel/model_eval.h"
+#include "costmodel/ranking_metrics.h"
 #include "tuner/device.h"
 #include "tuner/layouts.h"
 #include "tuner/space.h"
@@ -30,36 +31,6 @@ using namespace tilesmith;
 std::string CorpusDir() {
   const char* dir = std::getenv("TILESMITH_CORPUS_DIR");
   return std::string(dir && *dir ? dir : TILESMITH_SOURCE_DIR "/../shared/corpus") + "/xla/";
-}
-
-// Ranks 1..n, ties sharing their average rank.
-std::vector<double> Ranks(const std::vector<double>& values) {
-  std::vector<size_t> order(values.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return values[a] < values[b]; });
-  std::vector<double> ranks(values.size());
-  for (size_t i = 0; i < order.size();) {
-    size_t j = i;
-    while (j + 1 < order.size() && values[order[j + 1]] == values[order[i]]) ++j;
-    for (size_t k = i; k <= j; ++k) ranks[order[k]] = (static_cast<double>(i + j) / 2) + 1;
-    i = j + 1;
-  }
-  return ranks;
-}
-
-double Spearman(const std::vector<double>& a, const std::vector<double>& b) {
-  std::vector<double> ra = Ranks(a), rb = Ranks(b);
-  double n = static_cast<double>(ra.size());
-  double ma = std::accumulate(ra.begin(), ra.end(), 0.0) / n;
-  double mb = std::accumulate(rb.begin(), rb.end(), 0.0) / n;
-  double cov = 0, va = 0, vb = 0;
-  for (size_t i = 0; i < ra.size(); ++i) {
-    cov += (ra[i] - ma) * (rb[i] - mb);
-    va += (ra[i] - ma) * (ra[i] - ma);
-    vb += (rb[i] - mb) * (rb[i] - mb);
-  }
-  return va > 0 && vb > 0 ? cov / std::sqrt(va * vb) : 0;
 }
 
 double Median(std::vector<double> values) {
@@ -125,7 +96,7 @@ Expected<FusionResult> RunFusion(const std::string& path, const tuner::Device& d
   FusionResult result;
   result.name = path.substr(path.rfind('/', path.rfind('/') - 1) + 1);
   result.configs = static_cast<int64_t>(measured.size());
-  result.spearman = Spearman(predicted, measured);
+  result.spearman = costmodel::Spearman(predicted, measured);
   result.rows = std::move(rows);
   result.best_us = *std::min_element(measured.begin(), measured.end());
   std::vector<size_t> order(measured.size());

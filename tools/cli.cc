@@ -1,12 +1,25 @@
 #include "tools/cli.h"
 
 #include <algorithm>
+#include <exception>
 
 namespace tilesmith::cli {
 
 std::string Args::Get(const std::string& flag, const std::string& fallback) const {
   auto it = values_.find(flag);
   return it == values_.end() || it->second.empty() ? fallback : it->second.back();
+}
+
+Expected<int64_t> Args::GetWholeNumber(const std::string& flag, int64_t fallback) const {
+  if (!Has(flag)) return fallback;
+  const std::string text = Get(flag);
+  try {
+    size_t used = 0;
+    long long value = std::stoll(text, &used);
+    if (used == text.size() && value >= 0) return static_cast<int64_t>(value);
+  } catch (const std::exception&) {
+  }
+  return InvalidArgument("--" + flag + " expects a whole number >= 0, not '" + text + "'");
 }
 
 std::vector<std::string> Args::GetAll(const std::string& flag) const {

@@ -20,6 +20,9 @@ class Args {
   /// Every value given for a repeatable flag, in order.
   std::vector<std::string> GetAll(const std::string& flag) const;
   const std::vector<std::string>& positionals() const { return positionals_; }
+  /// The value of `flag` as a whole number >= 0, or `fallback` when it is not given; any
+  /// other text is an error naming the flag.
+  Expected<int64_t> GetWholeNumber(const std::string& flag, int64_t fallback) const;
 
  private:
   friend class Command;

@@ -21,18 +21,6 @@ namespace {
 
 using nlohmann::json;
 
-Expected<int64_t> WholeFlag(const cli::Args& args, const std::string& flag, int64_t fallback) {
-  if (!args.Has(flag)) return fallback;
-  const std::string text = args.Get(flag);
-  try {
-    size_t used = 0;
-    long long value = std::stoll(text, &used);
-    if (used == text.size() && value >= 0) return static_cast<int64_t>(value);
-  } catch (const std::exception&) {
-  }
-  return InvalidArgument("--" + flag + " expects a whole number >= 0, not '" + text + "'");
-}
-
 Expected<double> FractionFlag(const cli::Args& args, const std::string& flag, double fallback) {
   if (!args.Has(flag)) return fallback;
   const std::string text = args.Get(flag);
@@ -49,8 +37,8 @@ Expected<costmodel::LearnedModelOptions> ModelOptions(const cli::Args& args) {
   costmodel::LearnedModelOptions options;
   TS_ASSIGN_OR_RETURN(options.objective,
                       costmodel::ParseObjective(args.Get("objective", "log-time")));
-  TS_ASSIGN_OR_RETURN(options.min_rows, WholeFlag(args, "min-rows", options.min_rows));
-  TS_ASSIGN_OR_RETURN(options.min_fusions, WholeFlag(args, "min-fusions", options.min_fusions));
+  TS_ASSIGN_OR_RETURN(options.min_rows, args.GetWholeNumber("min-rows", options.min_rows));
+  TS_ASSIGN_OR_RETURN(options.min_fusions, args.GetWholeNumber("min-fusions", options.min_fusions));
   return options;
 }
 
@@ -183,7 +171,7 @@ int RunEval(const cli::Args& args, Inputs& inputs, const costmodel::LearnedModel
     return ReportError("held-out evaluation needs measurements of at least 2 fusions; " +
                        inputs.db_path + " has " + std::to_string(inputs.set.fusions));
   }
-  auto folds = WholeFlag(args, "folds", 0);
+  auto folds = args.GetWholeNumber("folds", 0);
   if (!folds) {
     ReportError(folds.error().message);
     return kExitUsage;

@@ -24,18 +24,6 @@ namespace {
 
 using nlohmann::json;
 
-Expected<int64_t> CountFlag(const cli::Args& args, const std::string& flag, int64_t fallback) {
-  if (!args.Has(flag)) return fallback;
-  const std::string text = args.Get(flag);
-  try {
-    size_t used = 0;
-    long long value = std::stoll(text, &used);
-    if (used == text.size() && value >= 0) return static_cast<int64_t>(value);
-  } catch (const std::exception&) {
-  }
-  return InvalidArgument("--" + flag + " expects a whole number >= 0, not '" + text + "'");
-}
-
 // `read_us=1.2 write_us=0.8 occupancy.blocks_per_sm=8 …`: the breakdown's figures on one
 // line (nested objects one level deep, the calibration left to --json).
 std::string BreakdownLine(const json& breakdown) {
@@ -68,8 +56,8 @@ int RunPredict(const cli::Args& args) {
     ReportError("expected one fusion file");
     return kExitUsage;
   }
-  auto top = CountFlag(args, "top", 5);
-  auto cubins = CountFlag(args, "cubins", 64);
+  auto top = args.GetWholeNumber("top", 5);
+  auto cubins = args.GetWholeNumber("cubins", 64);
   for (const auto* flag : {&top, &cubins}) {
     if (!*flag) {
       ReportError(flag->error().message);

@@ -78,18 +78,6 @@ class MeasuredKernelTimer : public split::KernelTimer {
   std::map<std::string, split::KernelTime> cache_;
 };
 
-Expected<int64_t> CountFlag(const cli::Args& args, const std::string& flag, int64_t fallback) {
-  if (!args.Has(flag)) return fallback;
-  const std::string text = args.Get(flag);
-  try {
-    size_t used = 0;
-    long long value = std::stoll(text, &used);
-    if (used == text.size() && value >= 0) return static_cast<int64_t>(value);
-  } catch (const std::exception&) {
-  }
-  return InvalidArgument("--" + flag + " expects a whole number >= 0, not '" + text + "'");
-}
-
 Expected<std::vector<std::optional<split::PartitionSpec>>> SpecsFlag(const cli::Args& args,
                                                                      const std::string& flag) {
   std::vector<std::optional<split::PartitionSpec>> specs;
@@ -180,8 +168,8 @@ int RunSplit(const cli::Args& args) {
     ReportError("--mesh MESH.json is required (see configs/meshes/)");
     return kExitUsage;
   }
-  auto top = CountFlag(args, "top", 10);
-  auto budget = CountFlag(args, "measure-budget", 8);
+  auto top = args.GetWholeNumber("top", 10);
+  auto budget = args.GetWholeNumber("measure-budget", 8);
   for (const auto* flag : {&top, &budget}) {
     if (!*flag) {
       ReportError(flag->error().message);
