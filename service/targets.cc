@@ -7,40 +7,6 @@
 #include "tuner/cuda_driver.h"
 
 namespace tilesmith::service {
-namespace {
-
-// `sm_90` for `cuda:0`, from nvidia-smi (the driver's own report of the GPU).
-Expected<std::string> GpuArchitecture(const std::string& target) {
-  std::string ordinal = target.substr(5);
-  if (ordinal != "0") {
-    return InvalidArgument("target '" + target + "': candidates are timed on GPU 0; serve cuda:0");
-  }
-  tuner::CudaDriverProbe driver = tuner::ProbeCudaDriver();
-  if (driver.device_count < 1) {
-    return InvalidArgument("target '" + target + "': no GPU to serve (" + driver.message + ")");
-  }
-  std::string command =
-      "nvidia-smi --query-gpu=compute_cap --format=csv,noheader -i " + ordinal + " 2>/dev/null";
-  std::string output;
-  if (FILE* pipe = popen(command.c_str(), "r")) {
-    char buffer[128];
-    while (fgets(buffer, sizeof(buffer), pipe)) output += buffer;
-    pclose(pipe);
-  }
-  std::string digits;
-  for (char c : output) {
-    if (std::isdigit(static_cast<unsigned char>(c))) digits += c;
-    if (c == '\n') break;
-  }
-  if (digits.size() < 2) {
-    return InvalidArgument("target '" + target +
-                           "': cannot read the GPU's architecture with nvidia-smi; name it "
-                           "instead, e.g. cuda:sm_90");
-  }
-  return "sm_" + digits;
-}
-
-}  // namespace
 
 const ServedTarget* FindServedTarget(const std::vector<ServedTarget>& targets,
                                      const std::string& name) {
@@ -65,8 +31,7 @@ Expected<std::vector<ServedTarget>> ResolveTargets(const std::vector<std::string
     std::string alias;
     if (name.starts_with("cuda:") && name.size() > 5 &&
         std::all_of(name.begin() + 5, name.end(), [](char c) { return std::isdigit(c); })) {
-      TS_ASSIGN_OR_RETURN(std::string architecture, GpuArchitecture(name));
-      alias = "cuda:" + architecture;
+      TS_ASSIGN_OR_RETURN(alias, tuner::GpuTargetOf(name));
       name = alias;
     }
     auto device = tuner::ResolveDevice(name, device_id, devices_dir);

@@ -25,9 +25,10 @@ namespace {
 
 using nlohmann::json;
 
+// `--target cuda:0` names this machine's first GPU by its architecture.
 Expected<tuner::Device> DeviceFromArgs(const cli::Args& args) {
-  return tuner::ResolveDevice(args.Get("target", "host"), args.Get("device"),
-                              tuner::DefaultDevicesDir());
+  TS_ASSIGN_OR_RETURN(std::string target, tuner::GpuTargetOf(args.Get("target", "host")));
+  return tuner::ResolveDevice(target, args.Get("device"), tuner::DefaultDevicesDir());
 }
 
 int RunSpace(const cli::Args& args) {
@@ -275,7 +276,9 @@ Subcommand TuneSubcommand() {
       "FILE --target host|cuda:sm_XX [--db PATH] [--budget N|--time S] [--strategy S] "
       "[--seed N] [--json]");
   AddFusionInputFlags(command)
-      .Flag("target", "T", "host (timed here) or cuda:sm_XX (compiled only without a GPU)")
+      .Flag("target", "T",
+            "host (timed here), cuda:sm_XX (compiled only without a GPU) or cuda:0 (this "
+            "machine's GPU, by its architecture)")
       .Flag("device", "ID", "device description (see `tilesmith space --help`)")
       .Flag("free-layouts", "out0,…",
             "outputs whose layout is tuned too (see `tilesmith space --help`); the chosen "

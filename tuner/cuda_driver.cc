@@ -2,6 +2,10 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+
 namespace tilesmith::tuner {
 namespace {
 
@@ -49,6 +53,41 @@ CudaDriverProbe Probe() {
 CudaDriverProbe ProbeCudaDriver() {
   static const CudaDriverProbe probe = Probe();
   return probe;
+}
+
+Expected<std::string> GpuTargetOf(const std::string& target) {
+  if (!target.starts_with("cuda:") || target.size() == 5 ||
+      !std::all_of(target.begin() + 5, target.end(), [](char c) { return std::isdigit(c); })) {
+    return target;
+  }
+  std::string ordinal = target.substr(5);
+  if (ordinal != "0") {
+    return InvalidArgument("target '" + target + "': candidates are timed on GPU 0; use cuda:0");
+  }
+  tuner::CudaDriverProbe driver = tuner::ProbeCudaDriver();
+  if (driver.device_count < 1) {
+    return InvalidArgument("target '" + target + "': no GPU here (" + driver.message +
+                           "); name the architecture instead, e.g. cuda:sm_90");
+  }
+  std::string command =
+      "nvidia-smi --query-gpu=compute_cap --format=csv,noheader -i " + ordinal + " 2>/dev/null";
+  std::string output;
+  if (FILE* pipe = popen(command.c_str(), "r")) {
+    char buffer[128];
+    while (fgets(buffer, sizeof(buffer), pipe)) output += buffer;
+    pclose(pipe);
+  }
+  std::string digits;
+  for (char c : output) {
+    if (std::isdigit(static_cast<unsigned char>(c))) digits += c;
+    if (c == '\n') break;
+  }
+  if (digits.size() < 2) {
+    return InvalidArgument("target '" + target +
+                           "': cannot read the GPU's architecture with nvidia-smi; name it "
+                           "instead, e.g. cuda:sm_90");
+  }
+  return "cuda:sm_" + digits;
 }
 
 }  // namespace tilesmith::tuner

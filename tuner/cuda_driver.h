@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "support/status.h"
+
 namespace tilesmith::tuner {
 
 /// What this machine offers for timing CUDA kernels.
@@ -16,5 +18,10 @@ struct CudaDriverProbe {
 
 /// Loads libcuda.so.1 (once per process) and asks it for its version and GPUs.
 CudaDriverProbe ProbeCudaDriver();
+
+/// `cuda:sm_90` for `cuda:0` (the GPU's architecture, from nvidia-smi: the driver's own
+/// report); any other target unchanged. Only GPU 0 is timed, so other ordinals are errors,
+/// as is `cuda:0` on a machine without a GPU (the message says to name the architecture).
+Expected<std::string> GpuTargetOf(const std::string& target);
 
 }  // namespace tilesmith::tuner

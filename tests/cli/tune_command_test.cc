@@ -189,6 +189,18 @@ TEST_F(TuneCommandTest, AFusionLargerThanMemoryIsRefusedWithTheFigures) {
   EXPECT_EQ(compiled.exit_code, 0) << compiled.err;
 }
 
+// `cuda:0` names this machine's GPU by its architecture; without one the message says to
+// name the architecture instead. Only GPU 0 is timed.
+TEST_F(TuneCommandTest, CudaOrdinalTargetsNeedTheGpuTheyName) {
+  CommandRun zero = Tilesmith("tune " + Gelu() + " --target cuda:0 --db t.db --quiet");
+  if (zero.exit_code == 0) GTEST_SKIP() << "this machine has a GPU";
+  EXPECT_EQ(zero.exit_code, 1) << zero.err;
+  EXPECT_NE(zero.err.find("cuda:sm_90"), std::string::npos) << zero.err;
+  CommandRun one = Tilesmith("tune " + Gelu() + " --target cuda:1 --db t.db --quiet");
+  EXPECT_EQ(one.exit_code, 1);
+  EXPECT_NE(one.err.find("GPU 0"), std::string::npos) << one.err;
+}
+
 TEST_F(TuneCommandTest, CudaTargetsCompileEveryCandidateThenStopWithAClearMessage) {
   CommandRun run = Tilesmith("tune " + Gelu() + " --target cuda:sm_90 --budget 3 --quiet --json");
   EXPECT_EQ(run.exit_code, 1);
