@@ -261,6 +261,16 @@ FlopsByClass KernelFlopsByClass(const KernelIR& kernel) {
       flops.reduce += static_cast<double>(Elements(instruction->operand(0)->shape()));
       continue;
     }
+    if (instruction->opcode() == HloOpcode::kDot && instruction->attributes().dot) {
+      // A multiply and an add per output element and contracted element.
+      double contracted = 1;
+      const hlo::Shape& lhs = instruction->operand(0)->shape();
+      for (int64_t d : instruction->attributes().dot->lhs_contracting) {
+        contracted *= static_cast<double>(lhs.dims()[d]);
+      }
+      flops.elementwise += 2 * contracted * static_cast<double>(Elements(instruction->shape()));
+      continue;
+    }
     double per_element = OpFlops(instruction->opcode());
     double elements = static_cast<double>(Elements(instruction->shape()));
     if (per_element == kTranscendentalFlops) {

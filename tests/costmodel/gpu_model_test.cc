@@ -145,5 +145,22 @@ TEST(GpuModelTest, RejectsDevicesWithoutFiguresAndBlocksThatDoNotFit) {
   EXPECT_NE(error.error().message.find("does not fit"), std::string::npos);
 }
 
+// The split strategies rank a matmul's shards by this model, so a dot's compute must count
+// its contraction: 2·512·512·1024 flops cannot beat the H100's peak of 132 SMs × 128 lanes ×
+// 2 flops × 1.98 GHz (8.0 us), where counting one flop per output gave 1.8 us.
+TEST(GpuModelTest, AMatmulIsNoFasterThanThePeakComputeAllows) {
+  constexpr char kDot[] = R"(f {
+  a = f32[512,1024] parameter(0)
+  b = f32[1024,512] parameter(1)
+  ROOT d = f32[512,512] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})";
+  const emitters::DeviceInfo& h100 = H100();
+  auto whole = GpuModel().Predict(Emit(kDot).kernel, {h100, 0}, nullptr);
+  ASSERT_TRUE(whole.has_value()) << whole.error().message;
+  double peak_us = 2.0 * 512 * 512 * 1024 /
+                   (static_cast<double>(h100.sm_count) * 128 * 2 * h100.clock_ghz * 1e3);
+  EXPECT_GE(whole->microseconds, peak_us);
+}
+
 }  // namespace
 }  // namespace tilesmith::costmodel

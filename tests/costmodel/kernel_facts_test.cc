@@ -78,6 +78,25 @@ f {
   EXPECT_DOUBLE_EQ(KernelFlops(reduce.kernel), 64.0 * 1024);
 }
 
+// A dot does a multiply and an add per output element and contracted element, so a shard of
+// a matmul (the split strategies' per-device kernel) costs its share of the compute.
+TEST(KernelFactsTest, DotFlopsCountTheContraction) {
+  constexpr char kDot[] = R"(f {
+  a = f32[512,1024] parameter(0)
+  b = f32[1024,512] parameter(1)
+  ROOT d = f32[512,512] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})";
+  constexpr char kShard[] = R"(f {
+  a = f32[64,1024] parameter(0)
+  b = f32[1024,512] parameter(1)
+  ROOT d = f32[64,512] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})";
+  auto whole = Emit(kDot);
+  auto shard = Emit(kShard);
+  EXPECT_DOUBLE_EQ(KernelFlops(whole.kernel), 2.0 * 512 * 512 * 1024);
+  EXPECT_DOUBLE_EQ(KernelFlops(shard.kernel), 2.0 * 64 * 512 * 1024);
+}
+
 TEST(KernelFactsTest, LoopKernelIsCoalescedAtAnyVectorWidth) {
   for (int64_t vector : {1, 2, 4}) {
     auto kernel = Emit(testing::kElementwise, {{"vector", vector}});
