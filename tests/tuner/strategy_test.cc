@@ -49,18 +49,20 @@ std::vector<int64_t> Drive(Strategy& strategy, const Space& space, int64_t batch
   return proposed;
 }
 
+// A ranking that knows the landscape exactly.
+struct LandscapeRanking : Ranking {
+  std::vector<double> PredictUs(const Space& space) const override {
+    std::vector<double> predicted;
+    for (size_t i = 0; i < space.candidates.size(); ++i) predicted.push_back(CostOf(space, i));
+    return predicted;
+  }
+};
+
 class StrategyTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(StrategyTest, NoDuplicatesAndTheBudgetHolds) {
   Space space = GridSpace();
-  // A ranking that knows the landscape, for best-first.
-  struct LandscapeRanking : Ranking {
-    std::vector<double> PredictUs(const Space& space) const override {
-      std::vector<double> predicted;
-      for (size_t i = 0; i < space.candidates.size(); ++i) predicted.push_back(CostOf(space, i));
-      return predicted;
-    }
-  } ranking;
+  LandscapeRanking ranking;
   for (int64_t budget : {0, 1, 7, 24, 100}) {
     auto strategy =
         MakeStrategy(GetParam(), space, {.budget = budget, .seed = 3, .ranking = &ranking});
@@ -161,13 +163,7 @@ int64_t ProposalsUntil(Strategy& strategy, const Space& space, int64_t candidate
 
 TEST(ModelStrategyTest, AnExactModelMeasuresTheOptimumFirstAndStopsEarly) {
   Space space = GridSpace();
-  struct Exact : Ranking {
-    std::vector<double> PredictUs(const Space& space) const override {
-      std::vector<double> predicted;
-      for (size_t i = 0; i < space.candidates.size(); ++i) predicted.push_back(CostOf(space, i));
-      return predicted;
-    }
-  } exact;
+  LandscapeRanking exact;
   auto strategy = MakeStrategy("model", space, {.ranking = &exact});
   ASSERT_TRUE(strategy.has_value());
   std::vector<int64_t> proposed = Drive(**strategy, space, 4);
