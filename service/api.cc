@@ -404,8 +404,9 @@ Api::Found Api::Find(const json& query, const json& defaults) {
       return found;
     }
     auto input = ReadFusion(query);
-    auto predicted = input ? predictions_.Predict(*input, **target)
-                           : Expected<json>(std::unexpected(input.error()));
+    auto predicted = input
+                         ? predictions_.Predict(*input, **target, store_, options_.compiler_version)
+                         : Expected<json>(std::unexpected(input.error()));
     if (predicted) {
       json answer = std::move(*predicted);
       answer["status"] = 200;

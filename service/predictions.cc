@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "costmodel/model_selection.h"
 #include "tuner/model_ranking.h"
 #include "tuner/space.h"
 
@@ -42,7 +43,8 @@ Expected<std::optional<db::BestResult>> NearestTunedDevice(db::Store& store,
 }
 
 Expected<nlohmann::json> PredictionCache::Predict(const FusionInput& fusion,
-                                                  const ServedTarget& target) {
+                                                  const ServedTarget& target, db::Store& store,
+                                                  const std::string& compiler_version) {
   std::pair<std::string, std::string> key{fusion.fingerprint, target.name};
   {
     std::lock_guard lock(mutex_);
@@ -53,7 +55,10 @@ Expected<nlohmann::json> PredictionCache::Predict(const FusionInput& fusion,
                       tuner::BuildSpace(*fusion.module, target.device.info, {}));
   tuner::ModelRankingOptions options;
   options.max_cubins = 0;  // a query must not wait on ptxas
-  tuner::ModelRanking ranking(target.device, nullptr, options);
+  costmodel::ModelChoice model =
+      costmodel::BestModelFor(target.device.target, target.device.cache_bytes, &store,
+                              target.device.record.Key(), compiler_version);
+  tuner::ModelRanking ranking(target.device, std::move(model.model), options);
   std::vector<tuner::CandidatePrediction> predictions = ranking.PredictAll(space);
   const tuner::CandidatePrediction* best = nullptr;
   for (const tuner::CandidatePrediction& prediction : predictions) {

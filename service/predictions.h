@@ -1,4 +1,4 @@
-// Answers for fusions nothing was measured for: the target's analytic cost model ranks the
+// Answers for fusions nothing was measured for: the target's best cost model ranks the
 // fusion's space and the best predicted config comes back marked `source: "predicted"` with
 // the model's name, never mixed with measurements. Predictions are cached per fingerprint
 // and target (the model and the space do not change while the server runs).
@@ -32,7 +32,10 @@ class PredictionCache {
   /// `{source: "predicted", model, config, predicted_us, configs_ranked, resources}` for the
   /// fusion on `target`: the config the model ranks first (without compiling cubins: the
   /// resources are the model's estimate, as the answer says).
-  Expected<nlohmann::json> Predict(const FusionInput& fusion, const ServedTarget& target);
+  /// The model is the best `store` holds for the target's device and `compiler_version`
+  /// (costmodel/model_selection.h): a stored learned model, else the analytic one.
+  Expected<nlohmann::json> Predict(const FusionInput& fusion, const ServedTarget& target,
+                                   db::Store& store, const std::string& compiler_version);
 
  private:
   std::mutex mutex_;
