@@ -93,15 +93,16 @@ def geomean(values):
 
 
 class Xla:
-    """XLA:CPU through jaxlib: HLO text in, a loaded executable out."""
+    """XLA through jaxlib: HLO text in, a loaded executable out. `platform` is JAX's name
+    of the backend ("cpu" here; bench/gpu_compare.py passes "cuda")."""
 
-    def __init__(self):
-        import jax  # noqa: F401 (the CPU client is created here)
+    def __init__(self, platform="cpu"):
+        import jax  # noqa: F401 (the client is created here)
         import jax.extend
         from jax._src.lib import xla_client
         self.jax = jax
         self.xc = xla_client
-        self.backend = jax.extend.backend.get_backend("cpu")
+        self.backend = jax.extend.backend.get_backend(platform)
         self.devices = self.backend.local_devices()[:1]
         self.from_text = self._find("hlo_module_from_text")
         self.computation_type = self._find("XlaComputation")
@@ -125,6 +126,7 @@ class Xla:
     def compile(self, text):
         """(executable, parameter shapes, how the layouts were set) of an HLO module."""
         module = self.from_text(text)
+        self.module_name = module.name  # what a profiler's events name it by
         computation = self.computation_type(module.as_serialized_hlo_module_proto())
         program = computation.program_shape()
         mlir = self.to_mlir(computation)
@@ -250,17 +252,37 @@ def xla_text(path):
     return text.rstrip() + "\n\nENTRY " + body.rstrip() + "\n"
 
 
-def xla_child(path, work, time_only=False):
-    """Runs in its own process (XLA aborts on some inputs): compiles the fusion with XLA:CPU,
-    writes random inputs (WORK/p<i>.npy, tilesmith's .npy mapping) and XLA's outputs
-    (WORK/xla_out<i>.npy), times it, and writes WORK/xla.json."""
+def block(outputs):
+    """Waits for every output of a call."""
+    for out in outputs:
+        out.block_until_ready()
+
+
+class HostTimer:
+    """Times XLA:CPU calls: a buffer 1.5x the last-level cache written (untimed) before each
+    repetition. A timer's measure(launch) gives the xla_us, xla_p20_us and xla_reps of xla.json
+    (and whatever else it measured); bench/gpu_compare.py has the GPU's."""
+
+    def __init__(self, xla):
+        import numpy as np
+        self.buffer = np.zeros(last_level_cache_bytes() * 3 // 2 // 8, dtype=np.float64)
+
+    def flush(self):
+        self.buffer.__iadd__(1.0)
+
+    def measure(self, launch):
+        """Times `launch()` (one call; returns its outputs, maybe not yet computed)."""
+        seconds, reps, p20 = time_it(lambda: block(launch()), self.flush)
+        return {"xla_us": seconds * 1e6, "xla_p20_us": p20 * 1e6, "xla_reps": reps}
+
+
+def xla_child(path, work, time_only=False, platform="cpu", timer=HostTimer):
+    """Runs in its own process (XLA aborts on some inputs): compiles the fusion with XLA on
+    `platform`, writes random inputs (WORK/p<i>.npy, tilesmith's .npy mapping) and XLA's
+    outputs (WORK/xla_out<i>.npy), times it with `timer(xla)`, and writes WORK/xla.json."""
     import numpy as np
-    xla = Xla()
-    flush_buffer = np.zeros(last_level_cache_bytes() * 3 // 2 // 8, dtype=np.float64)
-
-    def flush():
-        flush_buffer.__iadd__(1.0)
-
+    xla = Xla(platform)
+    timing = timer(xla)
     executable, params, layouts = xla.compile(xla_text(path))
     rng = np.random.default_rng(int.from_bytes(os.path.basename(path).encode()[:8], "little"))
     inputs = []
@@ -277,30 +299,25 @@ def xla_child(path, work, time_only=False):
         for i, out in enumerate(outputs):
             np.save(os.path.join(work, "xla_out%d.npy" % i), npy_view(out))
 
-    def run():
-        for out in executable.execute(buffers):
-            out.block_until_ready()
-
-    seconds, reps, p20 = time_it(run, flush)
+    times = timing.measure(lambda: executable.execute(buffers))
     # XLA's fixed cost per call (dispatch, output allocation): an f32[] negate.
     floor, _, _ = xla.compile("HloModule floor\nENTRY e {\n  p = f32[] parameter(0)\n"
                               "  ROOT n = f32[] negate(p)\n}\n")
     scalar = [xla.put(np.float32(1))]
-    floor_s, _, _ = time_it(lambda: [o.block_until_ready() for o in floor.execute(scalar)],
-                         lambda: None)
+    floor_s, _, _ = time_it(lambda: block(floor.execute(scalar)), lambda: None)
     with open(os.path.join(work, "xla_again.json" if time_only else "xla.json"), "w") as f:
-        json.dump({"xla_us": seconds * 1e6, "xla_p20_us": p20 * 1e6, "xla_reps": reps, "xla_call_floor_us": floor_s * 1e6,
-                   "xla_layouts": layouts, "parameters": len(inputs),
-                   "outputs": [out.dtype.name for out in outputs],
-                   "bytes": int(sum(v.nbytes for v in inputs) + sum(v.nbytes for v in outputs))},
+        json.dump(dict(times, xla_call_floor_us=floor_s * 1e6, xla_layouts=layouts,
+                       parameters=len(inputs), outputs=[out.dtype.name for out in outputs],
+                       bytes=int(sum(v.nbytes for v in inputs) + sum(v.nbytes for v in outputs))),
                   f)
 
 
-def run_xla_child(path, work, time_only=False):
-    """xla.json of the child, or RuntimeError with the child's last words."""
+def run_xla_child(path, work, time_only=False, script=__file__, extra=(), label="XLA:CPU"):
+    """xla.json of the child (`script --xla-child[-time] PATH WORK EXTRA…`), or RuntimeError
+    with the child's last words, prefixed with `label`."""
     mode = "--xla-child-time" if time_only else "--xla-child"
-    child = subprocess.run([sys.executable, os.path.abspath(__file__), mode, path, work],
-                           capture_output=True, text=True, timeout=600)
+    child = subprocess.run([sys.executable, os.path.abspath(script), mode, path, work] +
+                           list(extra), capture_output=True, text=True, timeout=600)
     if child.returncode != 0:
         lines = [line for line in child.stderr.splitlines()
                  if re.search(r"Error|error:|Check failed|RET_CHECK|UNIMPLEMENTED|INTERNAL|"
@@ -310,27 +327,44 @@ def run_xla_child(path, work, time_only=False):
         reason = re.sub(r"^[EF]\d{4} [\d:.]+\s+\d+ ", "", reason)
         if child.returncode < 0:
             reason = "aborted: " + reason
-        raise RuntimeError("XLA:CPU: " + reason)
+        raise RuntimeError("%s: %s" % (label, reason))
     with open(os.path.join(work, "xla_again.json" if time_only else "xla.json")) as f:
         return json.load(f)
 
 
-def measure(path, args, work):
-    """One fusion: XLA's compile, outputs and time (in a child), tilesmith's tune, and the
-    outputs of tilesmith's default and tuned kernels on the same inputs."""
-    import numpy as np
-    row = {"file": os.path.relpath(path, ROOT) if path.startswith(ROOT) else path}
+def display_path(path):
+    return os.path.relpath(path, ROOT) if path.startswith(ROOT) else path
+
+
+def measure(path, args, work, target="host", run_xla=run_xla_child):
+    """One fusion: XLA's compile, outputs and time (in a child: `run_xla(path, work,
+    time_only)`), tilesmith's tune on `target`, and the outputs of tilesmith's default and
+    (when `target` is the host) tuned kernels on the same inputs."""
+    row = {"file": display_path(path)}
     analyzed = json.loads(tilesmith_cmd(args.tilesmith, ["analyze", path, "--json"]))
     row["emitter"] = analyzed.get("emitter")
-    row.update(run_xla_child(path, work))
-    reduces = bool(re.search(r"\s(reduce|reduce-window)\(", xla_text(path)))
+    row.update(run_xla(path, work))
     outputs = row.pop("outputs")
-    npy_args = []
-    for i in range(row.pop("parameters")):
-        npy_args += ["--input", os.path.join(work, "p%d.npy" % i)]
+    parameters = row.pop("parameters")
+    tune = tune_fusion(path, args, work, target)
+    row.update(tune_times(tune))
+    # `tilesmith run` runs on the host only: a GPU's tuned config is checked by the tune.
+    configs = [("default", None)] + ([("tuned", tune["best"]["config"])]
+                                     if target == "host" else [])
+    row["agree"], row["largest_error"] = check_outputs(path, args, work, parameters, outputs,
+                                                       configs)
+    # XLA is timed before and after tilesmith: the lower median of the two, so a burst of
+    # other load during one of them does not decide the ratio.
+    take_lower_xla(row, run_xla(path, work, time_only=True))
+    add_ratios(row)
+    return row
 
+
+def tune_fusion(path, args, work, target):
+    """`tilesmith tune --json` of the fusion on `target`, args.budget configs, best-first;
+    RuntimeError when it gave no JSON or verified no config."""
     # Exit 1 with its JSON when no config verified: the JSON says what became of them.
-    tuned = subprocess.run([args.tilesmith, "tune", path, "--target", "host", "--db",
+    tuned = subprocess.run([args.tilesmith, "tune", path, "--target", target, "--db",
                             os.path.join(work, "tune.db"), "--strategy", "best-first",
                             "--budget", str(args.budget), "--timeout-ms", "30000",
                             "--quiet", "--json"],
@@ -341,20 +375,36 @@ def measure(path, args, work):
         lines = tuned.stderr.strip().splitlines()
         raise RuntimeError("tilesmith tune: " + (lines[-1] if lines else "exit %d" %
                                                  tuned.returncode)) from None
+    if tune.get("timed") is False:
+        # A CUDA target without a GPU: the times are the cost model's, never a measurement.
+        lines = tuned.stderr.strip().splitlines()
+        raise RuntimeError("tilesmith tune: not timed, predicted only: " +
+                           (lines[-1] if lines else "no GPU"))
     if not tune.get("best") or not tune.get("default"):
         reasons = "; ".join(tuned.stderr.strip().splitlines()[-1:])
         raise RuntimeError("tilesmith tune verified no config (%s of %s measured failed%s)" % (
             tune.get("failed"), tune.get("measured"), ": " + reasons if reasons else ""))
-    row["default_us"] = tune["default"]["median_us"]
-    row["tuned_us"] = tune["best"]["median_us"]
-    row["default_p20_us"] = tune["default"]["p20_us"]
-    row["tuned_p20_us"] = tune["best"]["p20_us"]
-    row["tuned_config"] = tune["best"]["config"]
-    row["configs_measured"] = tune["measured"]
+    return tune
 
-    row["agree"] = True
-    row["largest_error"] = 0.0
-    for label, config in (("default", None), ("tuned", tune["best"]["config"])):
+
+def tune_times(tune):
+    """The row's fields from a tune's JSON: default and tuned medians and 20th percentiles."""
+    return {"default_us": tune["default"]["median_us"], "tuned_us": tune["best"]["median_us"],
+            "default_p20_us": tune["default"]["p20_us"], "tuned_p20_us": tune["best"]["p20_us"],
+            "tuned_config": tune["best"]["config"], "configs_measured": tune["measured"],
+            "tilesmith_device": tune.get("device")}
+
+
+def check_outputs(path, args, work, parameters, outputs, configs):
+    """(agree, largest error) of XLA's outputs (WORK/xla_out<i>.npy, dtype names `outputs`)
+    against `tilesmith run --target host` of each (label, config) on the same inputs."""
+    import numpy as np
+    reduces = bool(re.search(r"\s(reduce|reduce-window)\(", xla_text(path)))
+    npy_args = []
+    for i in range(parameters):
+        npy_args += ["--input", os.path.join(work, "p%d.npy" % i)]
+    all_agree, largest = True, 0.0
+    for label, config in configs:
         outs = [os.path.join(work, "%s_out%d.npy" % (label, i)) for i in range(len(outputs))]
         command = ["run", path, "--target", "host"] + npy_args
         for out in outs:
@@ -369,20 +419,26 @@ def measure(path, args, work):
                 import ml_dtypes
                 want, got = want.view(ml_dtypes.bfloat16), got.view(ml_dtypes.bfloat16)
             agree, error = compare(want, got, reduces=reduces)
-            row["agree"] = row["agree"] and agree
-            row["largest_error"] = max(row["largest_error"], error)
-    # XLA is timed before and after tilesmith: the lower median of the two, so a burst of
-    # other load during one of them does not decide the ratio.
-    again = run_xla_child(path, work, time_only=True)
+            all_agree = all_agree and agree
+            largest = max(largest, error)
+    return all_agree, largest
+
+
+def take_lower_xla(row, again):
+    """Keeps the XLA timing (every xla_* time of xla.json) of the lower median of two runs."""
     row["xla_us_runs"] = [row["xla_us"], again["xla_us"]]
     if again["xla_us"] < row["xla_us"]:
-        row["xla_us"], row["xla_p20_us"] = again["xla_us"], again["xla_p20_us"]
+        row.update((key, value) for key, value in again.items() if key.startswith("xla_")
+                   and key.endswith("_us") and key != "xla_call_floor_us")
+
+
+def add_ratios(row):
+    """tilesmith ÷ XLA, default and tuned, from the medians and from the 20th percentiles."""
     row["default_vs_xla"] = row["default_us"] / row["xla_us"]
     row["tuned_vs_xla"] = row["tuned_us"] / row["xla_us"]
     # The 20th percentiles: what both take when other load leaves them alone.
     row["default_vs_xla_p20"] = row["default_p20_us"] / row["xla_p20_us"]
     row["tuned_vs_xla_p20"] = row["tuned_p20_us"] / row["xla_p20_us"]
-    return row
 
 
 def fusion_files(args):

@@ -1,0 +1,134 @@
+// bench/gpu_compare.py where it cannot compare (this machine: no GPU, maybe no JAX): its
+// help, and the one line and exit status 0 it gives when JAX, a JAX device or a GPU that
+// `tilesmith tune` can time on is missing. JAX is replaced by a stub package, so the test
+// needs neither JAX nor a GPU; `python3 -S` keeps any installed JAX out of reach.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace tilesmith {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct ScriptRun {
+  int exit_code;
+  std::string out;
+  std::string err;
+};
+
+std::string Slurp(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty()) lines.push_back(line);
+  }
+  return lines;
+}
+
+class GpuCompareTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (std::system("command -v python3 >/dev/null 2>&1") != 0) GTEST_SKIP() << "no python3";
+    dir_ = fs::temp_directory_path() /
+           ("tilesmith_gpu_compare_" + std::to_string(getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  /// `python3 -S bench/gpu_compare.py ARGUMENTS` with PYTHONPATH=`python_path`.
+  ScriptRun Script(const std::string& arguments, const std::string& python_path = "") {
+    fs::path out = dir_ / "stdout.txt";
+    fs::path err = dir_ / "stderr.txt";
+    std::string command = "cd '" + dir_.string() + "' && PYTHONPATH='" + python_path +
+                          "' python3 -S '" TILESMITH_SOURCE_DIR "/bench/gpu_compare.py' " +
+                          arguments + " >'" + out.string() + "' 2>'" + err.string() + "'";
+    int status = std::system(command.c_str());
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, Slurp(out), Slurp(err)};
+  }
+
+  /// A package `jax` whose devices() lists `devices` (a Python expression) or raises, with
+  /// empty numpy and ml_dtypes beside it: enough for the script's checks before it measures.
+  std::string StubJax(const std::string& devices) {
+    fs::path root = dir_ / "stub";
+    for (const char* package : {"jax", "numpy", "ml_dtypes"}) {
+      fs::create_directories(root / package);
+      std::ofstream(root / package / "__init__.py") << "";
+    }
+    std::ofstream(root / "jax" / "__init__.py")
+        << "__version__ = '0.0-stub'\n"
+           "def devices(backend=None):\n"
+        << (devices.empty() ? "    raise RuntimeError('Unknown backend ' + str(backend))\n"
+                            : "    return " + devices + "\n");
+    return root.string();
+  }
+
+  fs::path dir_;
+};
+
+std::string Gelu() { return TILESMITH_SOURCE_DIR "/configs/examples/gelu.hlo"; }
+
+TEST_F(GpuCompareTest, HelpNamesTheBackendsAndTheJsonOutput) {
+  ScriptRun run = Script("--help");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  for (const char* option : {"--platform", "--target", "--json", "--quick", "--tilesmith",
+                             "--copy-mib", "--flush-mib"}) {
+    EXPECT_NE(run.out.find(option), std::string::npos) << option << " missing:\n" << run.out;
+  }
+}
+
+TEST_F(GpuCompareTest, WithoutJaxItSaysSoInOneLineAndExitsZero) {
+  ScriptRun run = Script("--tilesmith '" TILESMITH_CLI "' '" + Gelu() + "'");
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.out, "");
+  std::vector<std::string> lines = Lines(run.err);
+  ASSERT_EQ(lines.size(), 1u) << run.err;
+  EXPECT_EQ(lines[0].rfind("gpu_compare: skipped: No module named", 0), 0u) << lines[0];
+}
+
+TEST_F(GpuCompareTest, WithoutAJaxGpuItSaysSoInOneLineAndExitsZero) {
+  ScriptRun run =
+      Script("--platform cuda --target cuda:0 --tilesmith '" TILESMITH_CLI "' '" + Gelu() + "'",
+             StubJax(""));
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.out, "");
+  std::vector<std::string> lines = Lines(run.err);
+  ASSERT_EQ(lines.size(), 1u) << run.err;
+  EXPECT_EQ(lines[0].rfind("gpu_compare: skipped: JAX has no cuda device here", 0), 0u) << lines[0];
+}
+
+TEST_F(GpuCompareTest, WhenTilesmithFindsNoGpuItSaysSoBeforeMeasuringAndExitsZero) {
+  // JAX (the stub) claims a device; the real tilesmith decides whether cuda:0 can be timed.
+  std::string probe = std::string(TILESMITH_CLI) + " tune '" + Gelu() +
+                      "' --target cuda:0 --budget 1 --quiet --db '" + (dir_ / "p.db").string() +
+                      "' >/dev/null 2>&1";
+  if (std::system(probe.c_str()) == 0) GTEST_SKIP() << "a GPU is here: nothing is missing";
+  ScriptRun run =
+      Script("--platform cpu --target cuda:0 --tilesmith '" TILESMITH_CLI "' '" + Gelu() + "'",
+             StubJax("['stub device']"));
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.out, "");
+  std::vector<std::string> lines = Lines(run.err);
+  ASSERT_EQ(lines.size(), 1u) << run.err;
+  EXPECT_EQ(lines[0].rfind("gpu_compare: skipped: tilesmith cannot time on cuda:0 here", 0), 0u)
+      << lines[0];
+  EXPECT_NE(lines[0].find("GPU"), std::string::npos) << lines[0];
+}
+
+}  // namespace
+}  // namespace tilesmith
