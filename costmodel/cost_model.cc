@@ -10,4 +10,10 @@ std::unique_ptr<CostModel> AnalyticModelFor(const emitters::Target& target, int6
   return std::make_unique<HostModel>(CachedHostCalibration(cache_bytes));
 }
 
+std::unique_ptr<CostModel> AnalyticModelFor(const emitters::Target& target,
+                                            const HostCalibration& host) {
+  if (target.is_cuda()) return std::make_unique<GpuModel>();
+  return std::make_unique<HostModel>(host);
+}
+
 }  // namespace tilesmith::costmodel

@@ -46,8 +46,14 @@ class CostModel {
                                        const ResourceUsage* usage) const = 0;
 };
 
+struct HostCalibration;
+
 /// The analytic model of a target: `analytic-gpu` for `cuda:*`, `analytic-host` (calibrated
 /// on this machine once per process, with `cache_bytes` sizing the copies) for `host`.
 std::unique_ptr<CostModel> AnalyticModelFor(const emitters::Target& target, int64_t cache_bytes);
+/// The same with the host's figures given (a calibration stored in the results database:
+/// model_selection.h's HostCalibrationFor); `host` is unused for GPU targets.
+std::unique_ptr<CostModel> AnalyticModelFor(const emitters::Target& target,
+                                            const HostCalibration& host);
 
 }  // namespace tilesmith::costmodel

@@ -106,6 +106,31 @@ nlohmann::json HostCalibration::ToJson() const {
           {"measure_ms", measure_ms}};
 }
 
+Expected<HostCalibration> HostCalibration::FromJson(const nlohmann::json& figures) {
+  auto number = [&](const char* name) -> Expected<double> {
+    if (!figures.is_object() || !figures.contains(name) || !figures[name].is_number() ||
+        !(figures[name].get<double>() > 0)) {
+      return InvalidArgument(std::string("host calibration: '") + name +
+                             "' is missing or not a positive number");
+    }
+    return figures[name].get<double>();
+  };
+  HostCalibration calibration;
+  TS_ASSIGN_OR_RETURN(double threads, number("threads"));
+  TS_ASSIGN_OR_RETURN(double memory, number("memory_gbs"));
+  TS_ASSIGN_OR_RETURN(double thread_memory, number("thread_memory_gbs"));
+  TS_ASSIGN_OR_RETURN(double cache, number("cache_gbs"));
+  TS_ASSIGN_OR_RETURN(double flops, number("thread_gflops"));
+  TS_ASSIGN_OR_RETURN(calibration.dispatch_us, number("dispatch_us"));
+  calibration.threads = static_cast<int>(threads);
+  calibration.memory_bytes_per_us = memory * 1e3;
+  calibration.thread_memory_bytes_per_us = thread_memory * 1e3;
+  calibration.cache_bytes_per_us = cache * 1e3;
+  calibration.thread_flops_per_us = flops * 1e3;
+  calibration.measure_ms = figures.value("measure_ms", 0.0);
+  return calibration;
+}
+
 HostCalibration MeasureHostCalibration(int64_t cache_bytes) {
   auto start = Clock::now();
   HostCalibration calibration;

@@ -22,6 +22,9 @@ struct HostCalibration {
   double dispatch_us = 0;                 ///< An empty ParallelFor over the pool.
   double measure_ms = 0;                  ///< How long calibrating took.
   nlohmann::json ToJson() const;
+  /// Reads ToJson()'s form back (as the database stores it); every figure must be there
+  /// and positive.
+  static Expected<HostCalibration> FromJson(const nlohmann::json& figures);
 };
 
 /// Measures this machine (~0.2 s): copies of 2 x `cache_bytes` (at least 64 MiB) and of a

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <set>
@@ -143,6 +144,36 @@ Expected<std::unique_ptr<LearnedModel>> LearnedModel::FromRecord(
   }
   model->seen_rows_ = record.training_rows;
   model->loaded_fusions_ = record.fusions;
+  // The replay sample stored with the model, so a retrain after loading (a tune's, after
+  // each measured batch) boosts on new rows beside old ones instead of on the new alone.
+  if (record.meta.contains("replay") && record.meta["replay"].is_array()) {
+    for (const nlohmann::json& item : record.meta["replay"]) {
+      TrainingRow row;
+      if (!item.is_object() || !item.contains("x") || !item["x"].is_array() ||
+          item["x"].size() != FeatureNames().size()) {
+        return InvalidArgument("stored model " + std::to_string(record.id) +
+                               ": a replay row does not match the feature schema");
+      }
+      // JSON has no NaN: a missing feature (NaN, XGBoost's "missing") was written as null.
+      for (const nlohmann::json& x : item["x"]) {
+        row.features.push_back(x.is_number() ? x.get<float>()
+                                             : std::numeric_limits<float>::quiet_NaN());
+      }
+      auto number = [&](const char* name) {
+        return item.contains(name) && item[name].is_number() ? item[name].get<double>() : 0.0;
+      };
+      row.fusion = item.contains("fusion") && item["fusion"].is_string()
+                       ? item["fusion"].get<std::string>()
+                       : std::string();
+      row.measured_us = number("measured_us");
+      row.analytic_us = number("analytic_us");
+      if (!(row.measured_us > 0) || !(row.analytic_us > 0)) {
+        return InvalidArgument("stored model " + std::to_string(record.id) +
+                               ": a replay row has no positive times");
+      }
+      model->pool_.push_back(std::move(row));
+    }
+  }
   return model;
 }
 
@@ -358,6 +389,18 @@ Expected<db::ModelRecord> LearnedModel::ToRecord(const std::string& device_key,
                  {"trees", rounds},
                  {"analytic_model", analytic_->name()},
                  {"features", FeatureNames().size()}};
+  // An evenly spaced sample of the rows kept, for FromRecord's retrains to replay.
+  nlohmann::json replay = nlohmann::json::array();
+  size_t kept =
+      std::min(pool_.size(), static_cast<size_t>(std::max<int64_t>(0, options_.replay_rows)));
+  for (size_t k = 0; k < kept; ++k) {
+    const TrainingRow& row = pool_[k * pool_.size() / kept];
+    replay.push_back({{"fusion", row.fusion},
+                      {"x", row.features},
+                      {"measured_us", row.measured_us},
+                      {"analytic_us", row.analytic_us}});
+  }
+  record.meta["replay"] = std::move(replay);
   return record;
 }
 

@@ -4,12 +4,51 @@
 
 namespace tilesmith::costmodel {
 
+HostCalibrationChoice HostCalibrationFor(db::Store* store, const std::string& device_key,
+                                         int64_t cache_bytes) {
+  HostCalibrationChoice choice;
+  std::string unread;
+  if (store != nullptr) {
+    auto stored = store->LatestCalibration(device_key);
+    if (stored && stored->has_value()) {
+      auto figures = HostCalibration::FromJson((*stored)->figures);
+      if (figures) {
+        choice.calibration = *figures;
+        choice.source = "stored " + (*stored)->measured_at;
+        return choice;
+      }
+      unread = "; the stored one is unusable: " + figures.error().message;
+    } else if (!stored) {
+      unread = "; reading the stored one failed: " + stored.error().message;
+    }
+  }
+  choice.calibration = CachedHostCalibration(cache_bytes);
+  if (store == nullptr) {
+    choice.source = "measured now (no results database to store it in)";
+    return choice;
+  }
+  auto put = store->PutCalibration({0, device_key, choice.calibration.ToJson(), ""});
+  choice.source = put ? "measured now, stored" + unread
+                      : "measured now (not stored: " + put.error().message + ")" + unread;
+  return choice;
+}
+
 ModelChoice BestModelFor(const emitters::Target& target, int64_t cache_bytes, db::Store* store,
                          const std::string& device_key, const std::string& compiler_version,
                          const LearnedModelOptions& options) {
   ModelChoice choice;
+  HostCalibration host;
+  if (!target.is_cuda()) {
+    HostCalibrationChoice calibration = HostCalibrationFor(store, device_key, cache_bytes);
+    host = calibration.calibration;
+    choice.calibration = calibration.source;
+  }
+  auto analytic = [&] {
+    return target.is_cuda() ? AnalyticModelFor(target, cache_bytes)
+                            : AnalyticModelFor(target, host);
+  };
   auto untrained = [&](const std::string& why) {
-    auto model = std::make_unique<LearnedModel>(AnalyticModelFor(target, cache_bytes), options);
+    auto model = std::make_unique<LearnedModel>(analytic(), options);
     choice.learned = model.get();
     choice.description = std::string(model->name()) + " (" + why + ")";
     choice.model = std::move(model);
@@ -24,7 +63,7 @@ ModelChoice BestModelFor(const emitters::Target& target, int64_t cache_bytes, db
         "no learned model stored for this device, compiler version and feature schema " +
         std::to_string(kFeatureSchemaVersion) + "; `tilesmith model train` makes one");
   }
-  auto learned = LearnedModel::FromRecord(**stored, AnalyticModelFor(target, cache_bytes), options);
+  auto learned = LearnedModel::FromRecord(**stored, analytic(), options);
   if (!learned) return untrained("the stored model did not load: " + learned.error().message);
   choice.learned = learned->get();
   choice.stored = true;

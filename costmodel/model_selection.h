@@ -8,6 +8,7 @@
 #include <string>
 
 #include "costmodel/cost_model.h"
+#include "costmodel/host_model.h"
 #include "costmodel/learned_model.h"
 #include "db/store.h"
 
@@ -22,7 +23,25 @@ struct ModelChoice {
   /// from the store, or untrained (the analytic model answering until enough rows arrive).
   LearnedModel* learned = nullptr;
   bool stored = false;  ///< A stored model was loaded (and answers).
+  /// Host targets: where the analytic host model's figures came from (HostCalibrationFor).
+  std::string calibration;
 };
+
+/// The host model's figures for one machine and where they came from.
+struct HostCalibrationChoice {
+  HostCalibration calibration;
+  /// `stored 2026-11-25T10:00:00.000Z`, `measured now, stored`, or `measured now (…why not
+  /// stored)`.
+  std::string source;
+};
+
+/// The host model's figures for the device `device_key`: the newest calibration stored for it,
+/// else this process's measurement (CachedHostCalibration), then stored so that every later
+/// process on this machine — tunes, predictions, the service, training — predicts from the
+/// same figures. `tilesmith model calibrate` measures afresh. A store that cannot be read or
+/// written (null, read-only) is reported in `source`, and the measurement answers.
+HostCalibrationChoice HostCalibrationFor(db::Store* store, const std::string& device_key,
+                                         int64_t cache_bytes);
 
 /// The best available model for `target` on the device `device_key` given `store` (null:
 /// no database): always a LearnedModel, trained from the newest stored model when there is

@@ -169,10 +169,46 @@ CREATE INDEX models_by_key ON models (name, device_key, compiler_version, featur
 
 Status CreateVersion3(sqlite::Connection& connection) { return connection.Execute(kSchemaV3); }
 
+// Cost-model predictions (db/predictions.h): configs compiled for real but not timed (a CUDA
+// target without a GPU), kept out of `measurements` so nothing predicted passes for measured.
+// And the host model's calibrations, measured once per machine and reused.
+constexpr std::string_view kSchemaV4 = R"sql(
+CREATE TABLE predictions (
+  id INTEGER PRIMARY KEY,
+  fingerprint TEXT NOT NULL,
+  config_hash TEXT NOT NULL,
+  device_key TEXT NOT NULL REFERENCES devices (device_key),
+  compiler_version TEXT NOT NULL,
+  is_default INTEGER NOT NULL DEFAULT 0 CHECK (is_default IN (0, 1)),
+  model TEXT NOT NULL,
+  model_description TEXT NOT NULL DEFAULT '',
+  status TEXT NOT NULL CHECK (status IN ('ok', 'compile')),
+  message TEXT NOT NULL DEFAULT '',
+  predicted_us REAL,
+  breakdown TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(breakdown)),
+  compile_stats TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(compile_stats)),
+  predicted_at TEXT NOT NULL,
+  job_id TEXT,
+  FOREIGN KEY (fingerprint, config_hash) REFERENCES configs (fingerprint, config_hash),
+  UNIQUE (fingerprint, device_key, compiler_version, model, config_hash),
+  CHECK (status <> 'ok' OR predicted_us IS NOT NULL)
+);
+CREATE TABLE calibrations (
+  id INTEGER PRIMARY KEY,
+  device_key TEXT NOT NULL,
+  figures TEXT NOT NULL CHECK (json_valid(figures)),
+  measured_at TEXT NOT NULL
+);
+CREATE INDEX calibrations_by_device ON calibrations (device_key, id);
+)sql";
+
+Status CreateVersion4(sqlite::Connection& connection) { return connection.Execute(kSchemaV4); }
+
 constexpr Migration kMigrations[] = {
     {1, "devices, kernels, configs, measurements, best_results", &CreateVersion1},
     {2, "jobs", &CreateVersion2},
     {3, "models", &CreateVersion3},
+    {4, "predictions, calibrations", &CreateVersion4},
 };
 static_assert(std::size(kMigrations) == kSchemaVersion, "one migration per schema version");
 

@@ -5,30 +5,9 @@
 #include <utility>
 
 #include "db/schema.h"
+#include "db/sqlite_queries.h"
 
 namespace tilesmith::db {
-namespace {
-
-using sqlite::Statement;
-
-// The columns every measurement query selects, in ReadMeasurement's order. The same names
-// exist in `measurements JOIN configs` and in the best_results view.
-constexpr std::string_view kMeasurementColumns =
-    "uid, fingerprint, device_key, compiler_version, emitter, config_json, config_hash, "
-    "is_default, status, message, median_us, p20_us, p80_us, min_us, max_us, times_us, "
-    "compile_stats, verification_error, measured_at, job_id";
-constexpr int kMeasurementColumnCount = 20;
-
-constexpr std::string_view kDeviceColumns =
-    "target, compute_capability, name, cores, clock_mhz, memory_bandwidth_gbps, cache_bytes, "
-    "driver_version, toolkit_version";
-
-// Conditions for the set fields of a filter, as `column = ?` joined by AND, with the values
-// to bind in order. `prefix` qualifies the columns ("m.").
-struct Conditions {
-  std::string sql;
-  std::vector<std::string> values;
-};
 
 Conditions FilterConditions(const ResultFilter& filter, std::string_view prefix) {
   Conditions conditions;
@@ -44,7 +23,7 @@ Conditions FilterConditions(const ResultFilter& filter, std::string_view prefix)
   return conditions;
 }
 
-void BindValues(Statement& statement, const std::vector<std::string>& values, int first = 1) {
+void BindValues(sqlite::Statement& statement, const std::vector<std::string>& values, int first) {
   for (size_t i = 0; i < values.size(); ++i) statement.Bind(first + static_cast<int>(i), values[i]);
 }
 
@@ -56,6 +35,22 @@ Expected<nlohmann::json> ParseStoredJson(const std::string& text, std::string_vi
   }
   return value;
 }
+
+namespace {
+
+using sqlite::Statement;
+
+// The columns every measurement query selects, in ReadMeasurement's order. The same names
+// exist in `measurements JOIN configs` and in the best_results view.
+constexpr std::string_view kMeasurementColumns =
+    "uid, fingerprint, device_key, compiler_version, emitter, config_json, config_hash, "
+    "is_default, status, message, median_us, p20_us, p80_us, min_us, max_us, times_us, "
+    "compile_stats, verification_error, measured_at, job_id";
+constexpr int kMeasurementColumnCount = 20;
+
+constexpr std::string_view kDeviceColumns =
+    "target, compute_capability, name, cores, clock_mhz, memory_bandwidth_gbps, cache_bytes, "
+    "driver_version, toolkit_version";
 
 Expected<MeasurementRecord> ReadMeasurement(const Statement& row) {
   MeasurementRecord measurement;
@@ -434,6 +429,8 @@ Expected<StoreStats> SqliteStore::Stats() {
   TS_ASSIGN_OR_RETURN(stats.kernels, db.QueryInt("SELECT count(*) FROM kernels"));
   TS_ASSIGN_OR_RETURN(stats.configs, db.QueryInt("SELECT count(*) FROM configs"));
   TS_ASSIGN_OR_RETURN(stats.measurements, db.QueryInt("SELECT count(*) FROM measurements"));
+  TS_ASSIGN_OR_RETURN(stats.predictions, db.QueryInt("SELECT count(*) FROM predictions"));
+  TS_ASSIGN_OR_RETURN(stats.calibrations, db.QueryInt("SELECT count(*) FROM calibrations"));
   TS_ASSIGN_OR_RETURN(int64_t pages, db.QueryInt("PRAGMA page_count"));
   TS_ASSIGN_OR_RETURN(int64_t page_size, db.QueryInt("PRAGMA page_size"));
   stats.database_bytes = pages * page_size;

@@ -58,6 +58,13 @@ class SqliteStore final : public Store {
                                                    std::string_view compiler_version,
                                                    int64_t feature_schema) override;
 
+  // db/sqlite_predictions.cc
+  Expected<int64_t> RecordPredictions(std::span<const PredictionRecord> batch) override;
+  Expected<std::vector<PredictionRecord>> Predictions(const ResultFilter& filter) override;
+  Expected<int64_t> PutCalibration(const CalibrationRecord& calibration) override;
+  Expected<std::optional<CalibrationRecord>> LatestCalibration(
+      std::string_view device_key) override;
+
   Expected<StoreStats> Stats() override;
   Status Vacuum() override;
 

@@ -13,6 +13,7 @@
 
 #include "db/jobs.h"
 #include "db/models.h"
+#include "db/predictions.h"
 #include "db/records.h"
 #include "support/status.h"
 
@@ -59,6 +60,8 @@ struct StoreStats {
   int64_t kernels = 0;
   int64_t configs = 0;
   int64_t measurements = 0;
+  int64_t predictions = 0;   ///< Rows of the predictions table (never measurements).
+  int64_t calibrations = 0;  ///< Host calibrations stored.
   std::map<std::string, int64_t> by_status;  ///< Every status name, zero counts included.
   std::vector<std::string> compiler_versions;
   int64_t database_bytes = 0;  ///< The main file (pages in use and free).
@@ -121,6 +124,20 @@ class Store {
                                                            std::string_view device_key,
                                                            std::string_view compiler_version,
                                                            int64_t feature_schema) = 0;
+
+  /// Writes predictions (and their config rows) in one transaction, replacing an earlier
+  /// prediction of the same config, key and model; returns the rows written. Kernel and
+  /// device must have been put first.
+  virtual Expected<int64_t> RecordPredictions(std::span<const PredictionRecord> batch) = 0;
+  /// Every prediction the filter admits, by fingerprint, device, compiler version, then
+  /// fastest first (failed ones last).
+  virtual Expected<std::vector<PredictionRecord>> Predictions(const ResultFilter& filter) = 0;
+
+  /// Stores a host calibration as a new row; returns its id. Durable when it returns.
+  virtual Expected<int64_t> PutCalibration(const CalibrationRecord& calibration) = 0;
+  /// The newest calibration of the device, if any.
+  virtual Expected<std::optional<CalibrationRecord>> LatestCalibration(
+      std::string_view device_key) = 0;
 
   virtual Expected<StoreStats> Stats() = 0;
   /// Reclaims free pages and truncates the write-ahead log.

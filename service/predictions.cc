@@ -45,6 +45,29 @@ Expected<std::optional<db::BestResult>> NearestTunedDevice(db::Store& store,
 Expected<nlohmann::json> PredictionCache::Predict(const FusionInput& fusion,
                                                   const ServedTarget& target, db::Store& store,
                                                   const std::string& compiler_version) {
+  // A compile-only tune of this device stored predictions made with each candidate's real
+  // cubin: those beat a ranking that estimates resources. Read every time (not cached), as
+  // a tune may store them while the server runs.
+  TS_ASSIGN_OR_RETURN(
+      std::vector<db::PredictionRecord> stored,
+      store.Predictions({fusion.fingerprint, target.device.record.Key(), compiler_version}));
+  if (!stored.empty() && stored.front().predicted_us) {
+    const db::PredictionRecord& best = stored.front();  // fastest verified first
+    nlohmann::json resources = nlohmann::json::object();
+    for (const char* field : {"registers", "shared_bytes", "spill_bytes"}) {
+      if (best.compile_stats.contains(field)) resources[field] = best.compile_stats[field];
+    }
+    return nlohmann::json{{"source", "predicted"},
+                          {"model", best.model},
+                          {"config", best.config},
+                          {"predicted_us", *best.predicted_us},
+                          {"configs_ranked", stored.size()},
+                          {"is_default", best.is_default},
+                          {"resources", "cubin"},
+                          {"cubin", resources},
+                          {"stored", true},
+                          {"predicted_at", best.predicted_at}};
+  }
   std::pair<std::string, std::string> key{fusion.fingerprint, target.name};
   {
     std::lock_guard lock(mutex_);

@@ -30,8 +30,9 @@ Expected<std::optional<db::BestResult>> NearestTunedDevice(db::Store& store,
 class PredictionCache {
  public:
   /// `{source: "predicted", model, config, predicted_us, configs_ranked, resources}` for the
-  /// fusion on `target`: the config the model ranks first (without compiling cubins: the
-  /// resources are the model's estimate, as the answer says).
+  /// fusion on `target`: the fastest prediction a compile-only tune stored for this device
+  /// (`stored: true`, `resources: "cubin"` with the cubin's figures), else the config the
+  /// model ranks first (without compiling cubins: `resources: "estimated"`).
   /// The model is the best `store` holds for the target's device and `compiler_version`
   /// (costmodel/model_selection.h): a stored learned model, else the analytic one.
   Expected<nlohmann::json> Predict(const FusionInput& fusion, const ServedTarget& target,

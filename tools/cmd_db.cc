@@ -171,22 +171,42 @@ int Show(const cli::Args& args, db::Store& store, db::ResultFilter filter) {
   auto kernel = store.GetKernel(*fingerprint);
   auto best = store.ListBest(filter);
   auto measurements = store.Measurements(filter);
+  auto predictions = store.Predictions(filter);
   if (!kernel || !*kernel) return ReportError(kernel ? "kernel vanished" : kernel.error().message);
   if (!best) return ReportError(best.error().message);
   if (!measurements) return ReportError(measurements.error().message);
+  if (!predictions) return ReportError(predictions.error().message);
   if (args.Has("json")) {
     json out = {{"fingerprint", (*kernel)->fingerprint},
                 {"name", (*kernel)->name},
                 {"source_format", (*kernel)->source_format},
                 {"canonical_text", (*kernel)->canonical_text},
                 {"best", json::array()},
-                {"measurements", json::array()}};
+                {"measurements", json::array()},
+                {"predictions", json::array()}};
     for (const db::BestResult& result : *best) out["best"].push_back(BestToJson(result));
     for (const db::MeasurementRecord& m : *measurements) {
       json row = db::MeasurementToJson(m);
       row["emitter"] = m.emitter;
       row["config"] = m.config;
       out["measurements"].push_back(std::move(row));
+    }
+    for (const db::PredictionRecord& p : *predictions) {
+      out["predictions"].push_back(
+          {{"device_key", p.key.device_key},
+           {"compiler_version", p.key.compiler_version},
+           {"emitter", p.emitter},
+           {"config", p.config},
+           {"config_hash", p.config_hash},
+           {"is_default", p.is_default},
+           {"model", p.model},
+           {"model_description", p.model_description},
+           {"status", db::TrialStatusName(p.status)},
+           {"message", p.message},
+           {"predicted_us", p.predicted_us ? json(*p.predicted_us) : json(nullptr)},
+           {"compile_stats", p.compile_stats},
+           {"breakdown", p.breakdown},
+           {"predicted_at", p.predicted_at}});
     }
     std::cout << out.dump(2) << "\n";
     return kExitOk;
@@ -206,6 +226,21 @@ int Show(const cli::Args& args, db::Store& store, db::ResultFilter filter) {
   }
   std::cout << "\ntrials (* = the default config):\n";
   PrintTable(rows);
+  if (!predictions->empty()) {
+    std::vector<std::vector<std::string>> predicted = {
+        {"predicted_at", "device", "model", "status", "predicted_us", "registers", "config"}};
+    for (const db::PredictionRecord& p : *predictions) {
+      predicted.push_back({p.predicted_at, DeviceLabel(p.key.device_key), p.model,
+                           std::string(db::TrialStatusName(p.status)) + (p.is_default ? "*" : ""),
+                           Micros(p.predicted_us),
+                           p.compile_stats.contains("registers")
+                               ? p.compile_stats["registers"].dump()
+                               : std::string("-"),
+                           p.config.dump()});
+    }
+    std::cout << "\npredictions (compiled, not timed; * = the default config):\n";
+    PrintTable(predicted);
+  }
   return kExitOk;
 }
 
@@ -219,6 +254,8 @@ int Stats(const cli::Args& args, db::Store& store, const std::string& path) {
                       {"kernels", stats->kernels},
                       {"configs", stats->configs},
                       {"measurements", stats->measurements},
+                      {"predictions", stats->predictions},
+                      {"calibrations", stats->calibrations},
                       {"by_status", stats->by_status},
                       {"compiler_versions", stats->compiler_versions},
                       {"current_compiler_version", TILESMITH_COMPILER_VERSION},
@@ -239,6 +276,8 @@ int Stats(const cli::Args& args, db::Store& store, const std::string& path) {
     label.append(label.size() < 16 ? 16 - label.size() : 1, ' ');
     std::cout << label << count << "\n";
   }
+  std::cout << "predictions:    " << stats->predictions << " (CUDA configs compiled, not timed)\n"
+            << "calibrations:   " << stats->calibrations << " (host cost model figures)\n";
   std::cout << "compilers:     ";
   for (const std::string& version : stats->compiler_versions) {
     std::cout << " " << version << (version == TILESMITH_COMPILER_VERSION ? " (current)" : "");

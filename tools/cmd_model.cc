@@ -8,8 +8,10 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "costmodel/host_model.h"
 #include "costmodel/learned_model.h"
 #include "costmodel/model_eval.h"
+#include "costmodel/model_selection.h"
 #include "costmodel/training_data.h"
 #include "db/sqlite_store.h"
 #include "tools/commands.h"
@@ -49,6 +51,13 @@ struct Inputs {
   tuner::Device device;
   std::string compiler_version;
   costmodel::TrainingSet set;
+  costmodel::HostCalibration host;  ///< The stored calibration (host targets).
+
+  // The analytic model under the learned one, predicting from the stored host figures so the
+  // model trains on the analytic times that tunes and predictions will use.
+  std::unique_ptr<costmodel::CostModel> Analytic() const {
+    return costmodel::AnalyticModelFor(device.target, host);
+  }
 };
 
 Expected<Inputs> LoadInputs(const cli::Args& args) {
@@ -68,8 +77,10 @@ Expected<Inputs> LoadInputs(const cli::Args& args) {
   TS_ASSIGN_OR_RETURN(inputs.device,
                       tuner::ResolveDevice(target, args.Get("device"), tuner::DefaultDevicesDir()));
   inputs.compiler_version = args.Get("compiler-version", TILESMITH_COMPILER_VERSION);
-  std::unique_ptr<costmodel::CostModel> analytic =
-      costmodel::AnalyticModelFor(inputs.device.target, inputs.device.cache_bytes);
+  inputs.host = costmodel::HostCalibrationFor(inputs.store.get(), inputs.device.record.Key(),
+                                              inputs.device.cache_bytes)
+                    .calibration;
+  std::unique_ptr<costmodel::CostModel> analytic = inputs.Analytic();
   costmodel::DeviceFigures figures{inputs.device.info, inputs.device.cache_bytes};
   std::string key = inputs.device.record.Key();
   TS_ASSIGN_OR_RETURN(
@@ -99,8 +110,7 @@ std::string Fixed(double value, int digits = 3) {
 
 int RunTrain(const cli::Args& args, Inputs& inputs, const costmodel::LearnedModelOptions& options) {
   auto start = std::chrono::steady_clock::now();
-  costmodel::LearnedModel model(
-      costmodel::AnalyticModelFor(inputs.device.target, inputs.device.cache_bytes), options);
+  costmodel::LearnedModel model(inputs.Analytic(), options);
   if (auto trained = model.Retrain(inputs.set.rows); !trained) {
     return ReportError(trained.error().message);
   }
@@ -176,16 +186,11 @@ int RunEval(const cli::Args& args, Inputs& inputs, const costmodel::LearnedModel
     ReportError(folds.error().message);
     return kExitUsage;
   }
-  const tuner::Device& device = inputs.device;
-  auto evaluation =
-      *folds > 0
-          ? costmodel::CrossValidate(
-                inputs.set.rows, static_cast<int>(*folds),
-                [&] { return costmodel::AnalyticModelFor(device.target, device.cache_bytes); },
-                options)
-          : costmodel::EvaluateHeldOut(
-                inputs.set.rows, *holdout,
-                costmodel::AnalyticModelFor(device.target, device.cache_bytes), options);
+  auto evaluation = *folds > 0 ? costmodel::CrossValidate(
+                                     inputs.set.rows, static_cast<int>(*folds),
+                                     [&] { return inputs.Analytic(); }, options)
+                               : costmodel::EvaluateHeldOut(inputs.set.rows, *holdout,
+                                                            inputs.Analytic(), options);
   if (!evaluation) return ReportError(evaluation.error().message);
   if (args.Has("json")) {
     json out = evaluation->ToJson();
@@ -217,14 +222,61 @@ int RunEval(const cli::Args& args, Inputs& inputs, const costmodel::LearnedModel
   return kExitOk;
 }
 
-int Run(const cli::Args& args) {
-  const std::vector<std::string>& positionals = args.positionals();
-  if (positionals.size() != 1 || (positionals[0] != "train" && positionals[0] != "eval")) {
-    ReportError(positionals.empty() ? std::string("'model' needs an action: train or eval")
-                                    : "unknown model action '" + positionals[0] +
-                                          "' (train, eval; see 'tilesmith model --help')");
+// Measures the host model's figures afresh and stores them as the machine's calibration.
+int RunCalibrate(const cli::Args& args) {
+  std::string target = args.Get("target", "host");
+  if (target != "host") {
+    ReportError("calibrate measures this machine for the host model; --target must be host");
     return kExitUsage;
   }
+  auto device = tuner::ResolveDevice(target, args.Get("device"), tuner::DefaultDevicesDir());
+  if (!device) return ReportError(device.error().message);
+  std::string db_path = ResolveDbPath(args.Get("db", ""));
+  auto store = db::SqliteStore::Open(db_path);
+  if (!store) return ReportError(store.error().message);
+  std::string key = device->record.Key();
+  auto previous = (*store)->LatestCalibration(key);
+  if (!previous) return ReportError(previous.error().message);
+  costmodel::HostCalibration calibration = costmodel::MeasureHostCalibration(device->cache_bytes);
+  auto id = (*store)->PutCalibration({0, key, calibration.ToJson(), ""});
+  if (!id) return ReportError(id.error().message);
+  json figures = calibration.ToJson();
+  if (args.Has("json")) {
+    std::cout << json{{"id", *id},
+                      {"device", key},
+                      {"figures", figures},
+                      {"previous", previous->has_value() ? (*previous)->figures : json(nullptr)}}
+                     .dump(2)
+              << "\n";
+    return kExitOk;
+  }
+  std::cout << "device    " << key << "\n"
+            << "stored    calibration " << *id << " in " << db_path << " (measured in "
+            << Fixed(calibration.measure_ms, 0) << " ms)\n";
+  std::printf("%-20s %12s %12s\n", "figure", "now", "before");
+  for (const char* name :
+       {"memory_gbs", "thread_memory_gbs", "cache_gbs", "thread_gflops", "dispatch_us"}) {
+    std::string before = previous->has_value() && (*previous)->figures.contains(name) &&
+                                 (*previous)->figures[name].is_number()
+                             ? Fixed((*previous)->figures[name].get<double>(), 2)
+                             : "-";
+    std::printf("%-20s %12s %12s\n", name, Fixed(figures[name].get<double>(), 2).c_str(),
+                before.c_str());
+  }
+  return kExitOk;
+}
+
+int Run(const cli::Args& args) {
+  const std::vector<std::string>& positionals = args.positionals();
+  if (positionals.size() != 1 ||
+      (positionals[0] != "train" && positionals[0] != "eval" && positionals[0] != "calibrate")) {
+    ReportError(positionals.empty()
+                    ? std::string("'model' needs an action: train, eval or calibrate")
+                    : "unknown model action '" + positionals[0] +
+                          "' (train, eval, calibrate; see 'tilesmith model --help')");
+    return kExitUsage;
+  }
+  if (positionals[0] == "calibrate") return RunCalibrate(args);
   auto options = ModelOptions(args);
   if (!options) {
     ReportError(options.error().message);
@@ -240,8 +292,8 @@ int Run(const cli::Args& args) {
 
 Subcommand ModelSubcommand() {
   cli::Command command(
-      "model", "train and evaluate the learned cost model of a device",
-      "train|eval [--db PATH] [--target T] [--device ID] [--holdout F | --folds K] "
+      "model", "train and evaluate the learned cost model; calibrate the host model",
+      "train|eval|calibrate [--db PATH] [--target T] [--device ID] [--holdout F | --folds K] "
       "[--objective O] [--json]");
   command.Flag("db", "PATH", "the database (default: $TILESMITH_DB, else ./tilesmith.db)")
       .Flag("target", "T", "host (default) or cuda:sm_XX: whose measurements to learn from")
@@ -268,7 +320,13 @@ Subcommand ModelSubcommand() {
           "         learned model side by side: Spearman and Kendall rank correlation of\n"
           "         predicted and measured times, and top-1 / top-5 regret (how much slower\n"
           "         the best of the model's first 1 / 5 picks is than the measured best).\n"
-          "         Nothing is stored.\n\n"
+          "         Nothing is stored.\n"
+          "  calibrate  measure this machine's copy bandwidth (DRAM, one thread, cache), FMA\n"
+          "         throughput and pool dispatch for the analytic host model, and store them\n"
+          "         as the machine's calibration. The first tune, predict or train on a\n"
+          "         database measures and stores one by itself; every later process reuses\n"
+          "         the newest, so predictions do not move with the load of the moment.\n"
+          "         Rerun it on a quiet machine after a hardware or kernel change.\n\n"
           "Below --min-rows measured configs or --min-fusions fusions no model is trained and\n"
           "the analytic model keeps answering. The model learns a correction to the analytic\n"
           "model's time from the features of each candidate's Kernel IR (see\n"

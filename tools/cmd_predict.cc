@@ -96,9 +96,9 @@ int RunPredict(const cli::Args& args) {
       costmodel::BestModelFor(device->target, device->cache_bytes, store.get(),
                               device->record.Key(), TILESMITH_COMPILER_VERSION);
   if (!store_note.empty()) choice.description += "; " + store_note;
-  // Without a stored model the ranking's own analytic model answers, breakdowns unchanged.
-  tuner::ModelRanking ranking(*device, choice.stored ? std::move(choice.model) : nullptr,
-                              {.max_cubins = *cubins});
+  // Without a stored model the learned model's analytic one answers (with the stored host
+  // calibration), breakdowns unchanged.
+  tuner::ModelRanking ranking(*device, std::move(choice.model), {.max_cubins = *cubins});
   std::vector<tuner::CandidatePrediction> predictions = ranking.PredictAll(*space);
   std::vector<int64_t> order(predictions.size());
   std::iota(order.begin(), order.end(), 0);
@@ -138,6 +138,8 @@ int RunPredict(const cli::Args& args) {
     }
     std::cout << json{{"model", ranking.model_name()},
                       {"model_description", choice.description},
+                      {"calibration",
+                       choice.calibration.empty() ? json(nullptr) : json(choice.calibration)},
                       {"source", "predicted"},
                       {"target", device->target.ToString()},
                       {"device", device->record.Key()},
@@ -152,8 +154,10 @@ int RunPredict(const cli::Args& args) {
               << "\n";
     return kExitOk;
   }
-  std::cout << "model     " << choice.description << " (predicted, nothing measured)\n"
-            << "device    " << device->record.Key() << "\n"
+  std::cout << "model     " << choice.description << " (predicted, nothing measured)\n";
+  if (!choice.calibration.empty())
+    std::cout << "host      calibration " << choice.calibration << "\n";
+  std::cout << "device    " << device->record.Key() << "\n"
             << "emitter   " << space->emitter << "\n"
             << "space     " << space->candidates.size() << " configs, " << predicted
             << " predicted; the default ranks " << default_rank << "\n";

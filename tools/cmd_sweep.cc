@@ -281,16 +281,17 @@ void TunePair(const Pair& pair, const RunContext& context, SweepRow* row) {
   row->failed = result->failed;
   row->compiled = result->compiled;
   row->compile_failed = result->compile_failed;
+  if (!result->timed) {
+    // The tune's times are the cost model's here; a sweep's table holds measurements only.
+    row->status = "compiled";
+    return;
+  }
   if (result->default_config) row->default_us = result->default_config->median_us;
   if (result->best) {
     row->best_us = result->best->median_us;
     row->best_config = result->best->config;
   }
   row->speedup = result->speedup;
-  if (!result->timed) {
-    row->status = "compiled";
-    return;
-  }
   if (result->failed > 0) row->failures = FailureSummary(*context.store, *row);
   if (stopped && row->measured < row->planned) {
     row->status = "interrupted";

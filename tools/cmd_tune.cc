@@ -111,6 +111,30 @@ void PrintProgress(const tuner::TuneProgress& progress) {
   std::cerr << (terminal ? "\r\033[K" : "") << line << (terminal ? "" : "\n") << std::flush;
 }
 
+// A compile-only (CUDA, no GPU) tune's summary: every time is the model's, and says so.
+void PrintPredicted(const tuner::TuneResult& result, const hlo::HloComputation& fusion,
+                    const std::string& strategy) {
+  std::cout << "fusion      " << fusion.name() << " (" << result.fingerprint.substr(0, 12) << ")\n"
+            << "device      " << result.device_key << "\n"
+            << "space       " << result.space_size << " configs, " << result.candidates
+            << " valid (" << result.emitter << " emitter)\n"
+            << "compiled    " << result.compiled << " (" << result.compile_failed
+            << " rejected by the compiler), not timed: no GPU here\n"
+            << "predicted   " << result.predicted << " by " << result.model << "\n"
+            << "search      " << strategy << ", ended: " << result.stopped << "\n";
+  auto line = [](const char* label, const std::optional<tuner::TrialSummary>& summary) {
+    if (summary) {
+      std::cout << label << summary->config.dump() << "  predicted " << Micros(summary->median_us)
+                << " us\n";
+    }
+  };
+  if (!result.best) std::cout << "best        none predicted\n";
+  line("best        ", result.best);
+  line("default     ", result.default_config);
+  if (result.speedup) std::cout << "speedup     " << Micros(*result.speedup) << "x predicted\n";
+  std::cout << "stored      as predictions (table `predictions`), never as measurements\n";
+}
+
 int RunTune(const cli::Args& args) {
   if (args.positionals().size() != 1) {
     ReportError("expected one fusion file");
@@ -168,15 +192,11 @@ int RunTune(const cli::Args& args) {
     ReportError("unknown strategy '" + options.strategy + "' (" + tuner::StrategyNamesText() + ")");
     return kExitUsage;
   }
-  std::unique_ptr<db::SqliteStore> store;
-  if (!device->target.is_cuda() || options.time_cuda) {
-    auto opened = db::SqliteStore::Open(ResolveDbPath(args.Get("db")));
-    if (!opened) return ReportError(opened.error().message);
-    store = std::move(*opened);
-  }
-  // A CUDA tune without a GPU compiles only; it never writes the database.
+  auto store = db::SqliteStore::Open(ResolveDbPath(args.Get("db")));
+  if (!store) return ReportError(store.error().message);
+  // A CUDA tune without a GPU compiles, predicts and stores predictions, never measurements.
   auto result =
-      tuner::Tune(*loaded->module, *device, store.get(), TILESMITH_COMPILER_VERSION, options);
+      tuner::Tune(*loaded->module, *device, store->get(), TILESMITH_COMPILER_VERSION, options);
   if (options.on_progress && isatty(STDERR_FILENO)) std::cerr << "\n";
   if (!result) return ReportError(result.error().message);
 
@@ -191,6 +211,8 @@ int RunTune(const cli::Args& args) {
               {"compile_seconds", result->compile_seconds},
               {"measure_seconds", result->measure_seconds},
               {"timed", result->timed},
+              {"source", result->timed ? "measured" : "predicted"},
+              {"predicted", result->predicted},
               {"measured", result->measured},
               {"failed", result->failed},
               {"measured_now", result->measured_now},
@@ -200,12 +222,18 @@ int RunTune(const cli::Args& args) {
               {"default", SummaryJson(result->default_config)},
               {"speedup", result->speedup ? json(*result->speedup) : json(nullptr)},
               {"stopped", result->stopped},
-              {"model", result->model}};
+              {"model", result->model},
+              {"model_update", result->model_update}};
   if (device->target.is_cuda()) out["cuda_driver"] = driver.message;
   if (!result->timed) {
-    std::string message = CompiledOnlyMessage(*result, *device, driver);
-    if (args.Has("json")) std::cout << out.dump(2) << "\n";
-    return ReportError(message);
+    if (args.Has("json")) {
+      std::cout << out.dump(2) << "\n";
+    } else {
+      PrintPredicted(*result, *loaded->module->fusion(), options.strategy);
+    }
+    std::cerr << "note: " << CompiledOnlyMessage(*result, *device, driver) << "\n";
+    if (!result->best) return ReportError("no candidate compiled and could be predicted");
+    return kExitOk;
   }
   if (args.Has("json")) {
     std::cout << out.dump(2) << "\n";
@@ -221,6 +249,7 @@ int RunTune(const cli::Args& args) {
     if (options.strategy == "model" || options.strategy == "best-first") {
       std::cout << "ranked by   " << result->model << "\n";
     }
+    if (!result->model_update.empty()) std::cout << "model       " << result->model_update << "\n";
     if (result->best) {
       std::cout << "best        " << result->best->config.dump() << "  median "
                 << Micros(result->best->median_us) << " us (p20 " << Micros(result->best->p20_us)

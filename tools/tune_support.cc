@@ -42,7 +42,8 @@ std::string CompiledOnlyMessage(const tuner::TuneResult& result, const tuner::De
                                 const tuner::CudaDriverProbe& driver) {
   return "compiled " + std::to_string(result.compiled) + " of " +
          std::to_string(result.compiled + result.compile_failed) + " candidates for " +
-         device.target.ToString() + " (cubin + resource usage); stopping before timing: " +
+         device.target.ToString() +
+         " (cubin + resource usage) and predicted their times; none was timed: " +
          (driver.loaded ? driver.message + " found, but no GPU to time on" : driver.message);
 }
 

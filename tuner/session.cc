@@ -6,9 +6,11 @@
 #include <map>
 
 #include "compiler/analysis/fusion_analysis.h"
+#include "compiler/emitters/emitter_registry.h"
 #include "compiler/emitters/kernel_ir.h"
 #include "compiler/hlo/canonical.h"
 #include "costmodel/model_selection.h"
+#include "costmodel/training_data.h"
 #include "tuner/builder.h"
 #include "tuner/host_memory.h"
 #include "tuner/layouts.h"
@@ -56,8 +58,18 @@ struct Session {
 
   const hlo::HloComputation& fusion;
   const Device& device;
-  db::Store* store;  // null for a compile-only (CUDA) session
+  // Null for a compile-only (CUDA) session that stores nothing.
+  db::Store* store;
   const TuneOptions& options;
+  // Compile-only sessions: the model that predicts each compiled candidate (owned by the
+  // ranking), and every prediction of this run.
+  const costmodel::CostModel* predictor = nullptr;
+  std::string model_description;
+  std::vector<db::PredictionRecord> predictions;
+  // A stored learned model, retrained on every measured batch and stored again at the end so
+  // the next tune starts from what this one measured; null when none was stored.
+  costmodel::LearnedModel* learned = nullptr;
+  int64_t retrained_rows = 0;
   Space space;
   db::ResultKey key;
   std::string job_id = db::NewUid();
@@ -85,7 +97,10 @@ struct Session {
       ++(build.ok ? result.compiled : result.compile_failed);
       TrialOutcome outcome{batch[i], false, 0};
       if (!result.timed) {
-        outcome.ok = build.ok;  // compiled; a CUDA tune without a GPU goes no further
+        // Compiled for real; predicted with what the compiler assigned, never timed.
+        db::PredictionRecord prediction = Predict(candidate, build);
+        if (prediction.predicted_us) outcome = {batch[i], true, *prediction.predicted_us};
+        predictions.push_back(std::move(prediction));
       } else {
         db::MeasurementRecord record;
         record.key = key;
@@ -117,6 +132,12 @@ struct Session {
     if (!records.empty()) {
       // Committed before anything about this batch is reported (DESIGN.md, "Durability").
       TS_RETURN_IF_ERROR(store->RecordBatch(records));
+      if (learned != nullptr) RetrainOn(records, batch);
+    }
+    if (!result.timed && store != nullptr) {
+      std::span<const db::PredictionRecord> fresh(predictions.end() - batch.size(),
+                                                  predictions.end());
+      TS_RETURN_IF_ERROR(store->RecordPredictions(fresh));
     }
     for (const db::MeasurementRecord& record : records) {
       ++progress.measured;
@@ -131,6 +152,112 @@ struct Session {
     progress.compiled = result.compiled;
     if (options.on_progress) options.on_progress(progress);
     return outcomes;
+  }
+
+  // Boosts the learned model on the batch's verified measurements (a bounded number of
+  // trees, with a replay of older rows: learned_model.h). A failure stops retraining for
+  // this tune and is reported; it never fails the tune.
+  void RetrainOn(const std::vector<db::MeasurementRecord>& records,
+                 const std::vector<int64_t>& batch) {
+    std::vector<costmodel::TrainingRow> rows;
+    costmodel::DeviceFigures figures{device.info, device.cache_bytes};
+    for (size_t i = 0; i < records.size(); ++i) {
+      const db::MeasurementRecord& record = records[i];
+      const Candidate& candidate = space.candidates[batch[i]];
+      // Tuned layouts change the fusion itself; the training set leaves them out too.
+      if (record.status != db::TrialStatus::kOk || candidate.config.contains("layouts")) continue;
+      auto kernel = emitters::EmitKernel(space.AnalysisOf(candidate),
+                                         EmitterConfig(candidate.config), device.info);
+      if (!kernel) continue;
+      costmodel::ResourceUsage usage{.registers = Stat(record.compile_stats, "registers"),
+                                     .shared_bytes = Stat(record.compile_stats, "shared_bytes"),
+                                     .spill_bytes = Stat(record.compile_stats, "spill_bytes")};
+      auto row = costmodel::MakeTrainingRow(key.fingerprint, *kernel, figures,
+                                            usage.registers > 0 ? &usage : nullptr,
+                                            learned->analytic(), record.timing->median_us);
+      if (row) rows.push_back(std::move(*row));
+    }
+    if (rows.empty()) return;
+    if (auto retrained = learned->Retrain(rows); !retrained) {
+      result.model_update = "retraining failed: " + retrained.error().message;
+      learned = nullptr;
+      return;
+    }
+    retrained_rows += static_cast<int64_t>(rows.size());
+  }
+
+  // Stores the retrained model as the device's newest.
+  void StoreRetrained() {
+    if (learned == nullptr || retrained_rows == 0) return;
+    auto record = learned->ToRecord(key.device_key, key.compiler_version);
+    if (record) {
+      record->meta["retrained_by_tune"] = {{"fingerprint", key.fingerprint},
+                                           {"rows", retrained_rows}};
+    }
+    auto id =
+        record ? store->PutModel(*record) : Expected<int64_t>(std::unexpected(record.error()));
+    result.model_update = id ? "retrained on " + std::to_string(retrained_rows) +
+                                   " measurements of this fusion, stored as model " +
+                                   std::to_string(*id)
+                             : "retrained, but storing the model failed: " + id.error().message;
+  }
+
+  // A compiled candidate's predicted time: its kernel emitted again (cheap beside the
+  // compile) and predicted with the cubin's registers, shared memory and spills.
+  db::PredictionRecord Predict(const Candidate& candidate, const BuildResult& build) {
+    db::PredictionRecord prediction;
+    prediction.key = key;
+    prediction.emitter = space.variants[candidate.variant].emitter;
+    prediction.config = candidate.config;
+    prediction.is_default = candidate.is_default;
+    prediction.model = std::string(predictor->name());
+    prediction.model_description = model_description;
+    prediction.compile_stats = build.stats;
+    prediction.job_id = job_id;
+    prediction.status = db::TrialStatus::kCompile;
+    if (!build.ok) {
+      prediction.message = build.message;
+      return prediction;
+    }
+    auto kernel = emitters::EmitKernel(space.AnalysisOf(candidate), EmitterConfig(candidate.config),
+                                       device.info);
+    if (!kernel) {
+      prediction.message = kernel.error().message;
+      return prediction;
+    }
+    costmodel::ResourceUsage usage{.registers = Stat(build.stats, "registers"),
+                                   .shared_bytes = Stat(build.stats, "shared_bytes"),
+                                   .spill_bytes = Stat(build.stats, "spill_bytes")};
+    auto predicted = predictor->Predict(*kernel, {device.info, device.cache_bytes}, &usage);
+    if (!predicted) {
+      prediction.message =
+          "compiled, but the model could not predict it: " + predicted.error().message;
+      return prediction;
+    }
+    prediction.status = db::TrialStatus::kOk;
+    prediction.predicted_us = predicted->microseconds;
+    prediction.breakdown = std::move(predicted->breakdown);
+    return prediction;
+  }
+
+  // The best and default of a compile-only session, by predicted time (ties: config order).
+  void ConcludePredicted() {
+    const db::PredictionRecord* best = nullptr;
+    for (const db::PredictionRecord& prediction : predictions) {
+      if (!prediction.predicted_us) continue;
+      ++result.predicted;
+      if (prediction.is_default) {
+        result.default_config = {prediction.config, *prediction.predicted_us,
+                                 *prediction.predicted_us, *prediction.predicted_us};
+      }
+      if (best == nullptr || *prediction.predicted_us < *best->predicted_us) best = &prediction;
+    }
+    if (best != nullptr) {
+      result.best = {best->config, *best->predicted_us, *best->predicted_us, *best->predicted_us};
+    }
+    if (result.best && result.default_config && result.best->median_us > 0) {
+      result.speedup = result.default_config->median_us / result.best->median_us;
+    }
   }
 
   // The latest trial of every config under the key.
@@ -240,6 +367,9 @@ Expected<TuneResult> Tune(const hlo::HloModule& module, const Device& device, db
   costmodel::ModelChoice model = costmodel::BestModelFor(device.target, device.cache_bytes, store,
                                                          device.record.Key(), compiler_version);
   result.model = model.description;
+  session.predictor = model.model.get();
+  if (model.stored && store != nullptr) session.learned = model.learned;
+  session.model_description = model.description;
   ModelRanking ranking(device, std::move(model.model));
   TS_ASSIGN_OR_RETURN(
       std::unique_ptr<Strategy> strategy,
@@ -265,6 +395,10 @@ Expected<TuneResult> Tune(const hlo::HloModule& module, const Device& device, db
     TS_RETURN_IF_ERROR(store->PutKernel(
         {fingerprint, options.source_format, fusion.name(), hlo::CanonicalFusionText(module)}));
     TS_ASSIGN_OR_RETURN(known, session.LatestTrials());
+  } else if (store != nullptr) {
+    TS_RETURN_IF_ERROR(store->PutDevice(device.record));
+    TS_RETURN_IF_ERROR(store->PutKernel(
+        {fingerprint, options.source_format, fusion.name(), hlo::CanonicalFusionText(module)}));
   }
 
   // Resume: whatever the database holds under this key is told, not measured again.
@@ -303,7 +437,19 @@ Expected<TuneResult> Tune(const hlo::HloModule& module, const Device& device, db
     strategy->Tell(outcomes);
   }
   if (session.measurer) result.worker_starts = session.measurer->starts();
-  if (result.timed) TS_RETURN_IF_ERROR(session.Conclude());
+  if (result.timed) {
+    TS_RETURN_IF_ERROR(session.Conclude());
+    session.StoreRetrained();
+  } else {
+    session.ConcludePredicted();
+    // The strategies speak of measurements; here every time told them was a prediction.
+    for (auto [from, to] : {std::pair{"best unmeasured", "best uncompiled"},
+                            std::pair{"best measured", "best compiled"}}) {
+      if (size_t at = result.stopped.find(from); at != std::string::npos) {
+        result.stopped.replace(at, std::string_view(from).size(), to);
+      }
+    }
+  }
   return result;
 }
 

@@ -83,6 +83,10 @@ struct TuneResult {
   double compile_seconds = 0;  ///< Wall time in the builder.
   double measure_seconds = 0;  ///< Wall time in the measurer.
   bool timed = true;           ///< False for CUDA targets without a GPU measurer: compiled only.
+  /// Compile-only tunes: configs compiled and predicted (with their cubin's resources).
+  int64_t predicted = 0;
+  /// Timed: verified measurements. Compile-only: the model's predictions, each TrialSummary's
+  /// three times the one predicted time; stored in the predictions table, never measured.
   std::optional<TrialSummary> best;
   std::optional<TrialSummary> default_config;
   std::optional<double> speedup;  ///< default median / best median.
@@ -91,6 +95,9 @@ struct TuneResult {
   std::string stopped;
   /// The cost model that ranked the space for `model` and best-first, and why that one.
   std::string model;
+  /// When a stored learned model ranked: what retraining it on this tune's measurements did
+  /// (`retrained on 24 measurements of this fusion, stored as model 7`); empty otherwise.
+  std::string model_update;
 };
 
 /// One verified config competing for best.
@@ -111,7 +118,9 @@ struct Contender {
 int64_t PickBest(std::span<const Contender> contenders);
 
 /// Tunes the fusion of `module` on `device`, writing every trial to `store`. A CUDA device
-/// without `time_cuda` compiles every candidate and stops; `store` may then be null.
+/// without `time_cuda` compiles the candidates the strategy proposes, predicts each with the
+/// model and its cubin's resources, and writes those predictions to `store`'s predictions
+/// table (never as measurements); `store` may then be null (nothing is written).
 Expected<TuneResult> Tune(const hlo::HloModule& module, const Device& device, db::Store* store,
                           const std::string& compiler_version, const TuneOptions& options);
 

@@ -201,12 +201,14 @@ TEST_F(TuneCommandTest, CudaOrdinalTargetsNeedTheGpuTheyName) {
   EXPECT_NE(one.err.find("GPU 0"), std::string::npos) << one.err;
 }
 
-TEST_F(TuneCommandTest, CudaTargetsCompileEveryCandidateThenStopWithAClearMessage) {
-  CommandRun run = Tilesmith("tune " + Gelu() + " --target cuda:sm_90 --budget 3 --quiet --json");
-  EXPECT_EQ(run.exit_code, 1);
+TEST_F(TuneCommandTest, CudaTargetsWithoutAGpuStorePredictionsNeverMeasurements) {
+  CommandRun run = Tilesmith("tune " + Gelu() +
+                             " --target cuda:sm_90 --budget 3 --strategy exhaustive --db p.db "
+                             "--quiet --json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_NE(run.err.find("compiled 3 of 3 candidates for cuda:sm_90"), std::string::npos)
       << run.err;
-  EXPECT_NE(run.err.find("stopping before timing"), std::string::npos);
+  EXPECT_NE(run.err.find("none was timed"), std::string::npos);
   json result = json::parse(run.out);
   // Whether or not a driver is present, the message says which (libcuda is dlopen'ed).
   std::string driver = result["cuda_driver"];
@@ -216,7 +218,43 @@ TEST_F(TuneCommandTest, CudaTargetsCompileEveryCandidateThenStopWithAClearMessag
       << driver;
   EXPECT_NE(run.err.find(driver), std::string::npos);
   EXPECT_EQ(result["timed"], false);
+  EXPECT_EQ(result["source"], "predicted");
   EXPECT_EQ(result["measured"], 0);
+  EXPECT_EQ(result["predicted"], 3);
+  ASSERT_TRUE(result["best"].is_object()) << run.out;
+  ASSERT_TRUE(result["default"].is_object()) << run.out;
+  EXPECT_GT(result["best"]["median_us"].get<double>(), 0);
+  EXPECT_LE(result["best"]["median_us"].get<double>(),
+            result["default"]["median_us"].get<double>());
+
+  // In the database: three predictions with the cubin's registers, no measurement, no best.
+  CommandRun show =
+      Tilesmith("db show " + result["fingerprint"].get<std::string>() + " --db p.db --json");
+  ASSERT_EQ(show.exit_code, 0) << show.err;
+  json shown = json::parse(show.out);
+  EXPECT_TRUE(shown["measurements"].empty());
+  EXPECT_TRUE(shown["best"].empty());
+  ASSERT_EQ(shown["predictions"].size(), 3u);
+  for (const json& prediction : shown["predictions"]) {
+    EXPECT_EQ(prediction["status"], "ok");
+    EXPECT_EQ(prediction["model"], "analytic-gpu");
+    EXPECT_GT(prediction["compile_stats"]["registers"].get<int64_t>(), 0);
+    EXPECT_TRUE(prediction["device_key"].get<std::string>().starts_with("cuda:sm_90"));
+  }
+  EXPECT_EQ(shown["predictions"][0]["predicted_us"], result["best"]["median_us"]);
+
+  // Predicting again replaces the rows rather than piling them up.
+  CommandRun again = Tilesmith("tune " + Gelu() +
+                               " --target cuda:sm_90 --budget 3 --strategy exhaustive --db p.db "
+                               "--quiet");
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_NE(again.out.find("as predictions (table `predictions`), never as measurements"),
+            std::string::npos)
+      << again.out;
+  CommandRun stats = Tilesmith("db stats --db p.db --json");
+  ASSERT_EQ(stats.exit_code, 0) << stats.err;
+  EXPECT_EQ(json::parse(stats.out)["predictions"], 3);
+  EXPECT_EQ(json::parse(stats.out)["measurements"], 0);
 }
 
 TEST_F(TuneCommandTest, SpaceListsConfigsAndPruningReasons) {

@@ -193,5 +193,57 @@ TEST_F(LearnedFromTunesTest, TheModelRoundTripsThroughTheDatabase) {
   EXPECT_EQ(choice.learned->boosted_rounds(), rounds + Small().retrain_rounds);
 }
 
+TEST_F(LearnedFromTunesTest, ATuneRetrainsTheStoredModelOnItsBatchesAndStoresIt) {
+  SKIP_WITHOUT_CORPUS();
+  auto analytic = Analytic();
+  TrainingSet set = Load(*analytic);
+  LearnedModel model(Analytic(), Small());
+  ASSERT_TRUE(model.Retrain(set.rows).has_value());
+  auto record = model.ToRecord(host_->record.Key(), kCompilerVersion);
+  ASSERT_TRUE(record.has_value()) << record.error().message;
+  // The stored record carries a replay sample for later retrains.
+  ASSERT_TRUE(record->meta["replay"].is_array());
+  EXPECT_EQ(record->meta["replay"].size(), set.rows.size());
+  auto id = store_->PutModel(*record);
+  ASSERT_TRUE(id.has_value());
+  int trees = record->meta["trees"];
+
+  std::string path = FusionPaths().front();
+  auto module = hlo::ParseHloModuleFile(path);
+  ASSERT_TRUE(module.has_value());
+  tuner::TuneOptions options;
+  options.strategy = "random";
+  options.seed = 2;
+  options.budget = 24;  // beyond the 12 the suite measured, so new batches are measured
+  options.batch_size = 8;
+  options.measure.warmup_ms = 1;
+  options.measure.budget_ms = 3;
+  options.measure.flush_bytes = -1;
+  options.worker_argv = {TILESMITH_CLI, "--log-level", "error", "worker", path};
+  auto result = tuner::Tune(**module, *host_, store_, kCompilerVersion, options);
+  ASSERT_TRUE(result.has_value()) << result.error().message;
+  ASSERT_GT(result->measured_now, 0);
+  EXPECT_TRUE(result->model_update.starts_with("retrained on ")) << result->model_update;
+
+  auto latest = store_->LatestModel(kLearnedModelName, host_->record.Key(), kCompilerVersion,
+                                    kFeatureSchemaVersion);
+  ASSERT_TRUE(latest.has_value() && latest->has_value());
+  EXPECT_GT((*latest)->id, *id);
+  EXPECT_EQ((*latest)->meta["retrained_by_tune"]["fingerprint"], result->fingerprint);
+  int64_t rows = (*latest)->meta["retrained_by_tune"]["rows"];
+  EXPECT_GT(rows, 0);
+  EXPECT_LE(rows, result->measured_now);
+  EXPECT_GT((*latest)->meta["trees"].get<int>(), trees);
+  EXPECT_EQ((*latest)->training_rows, record->training_rows + rows);
+  // The retrained model loads and answers.
+  auto target = emitters::Target::Parse("host");
+  ModelChoice choice = BestModelFor(*target, host_->cache_bytes, store_, host_->record.Key(),
+                                    kCompilerVersion, Small());
+  ASSERT_TRUE(choice.stored) << choice.description;
+  auto predicted = choice.learned->PredictRows(set.rows);
+  ASSERT_TRUE(predicted.has_value());
+  for (double us : *predicted) EXPECT_GT(us, 0);
+}
+
 }  // namespace
 }  // namespace tilesmith::costmodel

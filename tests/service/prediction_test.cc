@@ -8,6 +8,7 @@
 #include "compiler/hlo/parser.h"
 #include "service_test_util.h"
 #include "tuner/device.h"
+#include "tuner/session.h"
 
 namespace tilesmith::service::testing {
 namespace {
@@ -86,6 +87,46 @@ TEST_F(ServiceTest, PredictionsFallBackToTheNearestTunedDeviceOfTheSameArchitect
   ASSERT_EQ(other.status, 200) << other.body;
   EXPECT_EQ(other.Json()["source"], "predicted") << "an sm_80 device is not an sm_90 one";
   EXPECT_EQ(other.Json()["model"], "analytic-gpu");
+}
+
+// A compile-only tune (a CUDA target, no GPU) stored predictions made with real cubins: the
+// query answers with the fastest of them, marked stored and predicted, never measured.
+TEST_F(ServiceTest, StoredPredictionsOfACompileOnlyTuneAnswerQueries) {
+  ServerOptions options = Options();
+  options.compiler_version = "tilesmith-test-1";
+  options.targets = {"cuda:sm_90"};
+  auto module = hlo::ParseHloModule(TinyFusion(11));
+  ASSERT_TRUE(module.has_value()) << module.error().message;
+  auto h100 = tuner::ResolveDevice("cuda:sm_90", "", tuner::DefaultDevicesDir());
+  ASSERT_TRUE(h100.has_value()) << h100.error().message;
+  double fastest = 0;
+  {
+    std::filesystem::create_directories(std::filesystem::path(options.db_path).parent_path());
+    auto store = db::testing::OpenStore(options.db_path);
+    ASSERT_NE(store, nullptr);
+    tuner::TuneOptions tune;
+    tune.strategy = "exhaustive";
+    tune.budget = 3;
+    auto result = tuner::Tune(**module, *h100, store.get(), "tilesmith-test-1", tune);
+    ASSERT_TRUE(result.has_value()) << result.error().message;
+    ASSERT_FALSE(result->timed);
+    ASSERT_TRUE(result->best.has_value());
+    fastest = result->best->median_us;
+  }
+  StartServer(options);
+  json query = {{"fusion", TinyFusion(11)}, {"target", "cuda:sm_90"}};
+  EXPECT_EQ(Post("/v1/query", query).status, 404) << "a prediction is not a measured result";
+  query["predict"] = true;
+  Reply reply = Post("/v1/query", query);
+  ASSERT_EQ(reply.status, 200) << reply.body;
+  json answer = reply.Json();
+  EXPECT_EQ(answer["source"], "predicted");
+  EXPECT_EQ(answer["stored"], true);
+  EXPECT_EQ(answer["resources"], "cubin");
+  EXPECT_GT(answer["cubin"]["registers"].get<int64_t>(), 0);
+  EXPECT_EQ(answer["configs_ranked"], 3);
+  EXPECT_DOUBLE_EQ(answer["predicted_us"].get<double>(), fastest);
+  EXPECT_FALSE(answer.contains("median_us"));
 }
 
 TEST_F(ServiceTest, BatchPredictsWhenTheBatchAsks) {

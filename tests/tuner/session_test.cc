@@ -157,17 +157,25 @@ TEST(TuneTest, LargeOutputsAreVerifiedAgainstTheFirstVerifiedCandidate) {
   EXPECT_EQ(result->measured, 3);
 }
 
-TEST(TuneTest, CudaTargetsCompileEveryCandidateAndStopBeforeTiming) {
+TEST(TuneTest, CudaTargetsWithoutAGpuCompileAndPredictButTimeNothing) {
   auto module = testing::LoadModule(testing::GeluPath());
   Device h100 = *ResolveDevice("cuda:sm_90", "", DefaultDevicesDir());
   TuneOptions options;
   options.budget = 4;
+  options.strategy = "exhaustive";
   auto result = Tune(*module, h100, nullptr, kCompilerVersion, options);
   ASSERT_TRUE(result.has_value()) << result.error().message;
   EXPECT_FALSE(result->timed);
   EXPECT_EQ(result->compiled + result->compile_failed, 4);
   EXPECT_EQ(result->measured, 0);
-  EXPECT_FALSE(result->best.has_value());
+  EXPECT_EQ(result->predicted, result->compiled);
+  // The best and default are predictions (all three times the one predicted time).
+  ASSERT_TRUE(result->best.has_value());
+  ASSERT_TRUE(result->default_config.has_value());
+  EXPECT_GT(result->best->median_us, 0);
+  EXPECT_EQ(result->best->p20_us, result->best->median_us);
+  EXPECT_LE(result->best->median_us, result->default_config->median_us);
+  EXPECT_EQ(result->model.rfind("analytic-gpu", 0), 0u) << result->model;
 }
 
 }  // namespace
