@@ -3,7 +3,9 @@
 // bench prints the Spearman rank correlation between predictions and timings, and the
 // search efficiency of best-first by the model: the share of the space measured, in
 // predicted order, before a config within 5% of the best is found (and what a random
-// order needs on average, for comparison). Then the learned model (costmodel/
+// order needs on average, for comparison), and the same share for the `model` strategy
+// (tune's default: batches of 8 in the model's order, re-ranked after each by its
+// per-fusion correction) replayed on the timings. Then the learned model (costmodel/
 // learned_model.h) against the analytic one on the same timings, by 5-fold cross-validation
 // over fusions: each fusion ranked by trees trained without it.
 //   model_bench [--quick] [--detail] [--json OUT]
@@ -11,9 +13,11 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "bench/bench_util.h"
@@ -22,7 +26,10 @@
 #include "costmodel/ranking_metrics.h"
 #include "tuner/device.h"
 #include "tuner/layouts.h"
+#include "tuner/model_strategy.h"
+#include "tuner/ranking.h"
 #include "tuner/space.h"
+#include "tuner/strategy.h"
 
 namespace {
 
@@ -56,12 +63,72 @@ struct FusionResult {
   double spearman = 0;
   double share = 0;         // best-first by the model
   double random_share = 0;  // expected, random order
+  double model_share = 1;   // the `model` strategy replayed on the timings (1: never found)
+  bool model_found = false;
+  double plain_share = 1;  // without its trust check (stops on the model's word)
+  bool plain_found = false;
   double best_us = 0;
   double predicted_best_us = 0;              // measured time of the model's top pick
   std::vector<costmodel::TrainingRow> rows;  // what the learned model learns from
 };
 
 bool detail = false;  // --detail: every config's timing, prediction and terms on stderr
+
+// The model's predictions of a (sampled) space, for a strategy to rank by.
+class FixedRanking : public tuner::Ranking {
+ public:
+  explicit FixedRanking(std::vector<double> predicted) : predicted_(std::move(predicted)) {}
+  std::vector<double> PredictUs(const tuner::Space&) const override { return predicted_; }
+
+ private:
+  std::vector<double> predicted_;
+};
+
+// Replays the `model` strategy over the measured sample: it asks for batches of 8, is told
+// their measured times, and the share is how many it had asked for when the first config
+// within 5% of the best was told. `found` is false when it stopped (converged) first.
+std::pair<double, bool> ReplayModelStrategy(const tuner::Space& space,
+                                            const std::vector<int64_t>& picked,
+                                            const std::vector<double>& predicted,
+                                            const std::vector<double>& measured, double best_us,
+                                            const tuner::ModelGuidedOptions& options) {
+  tuner::Space sample = space;
+  sample.candidates.clear();
+  sample.default_index = 0;
+  for (size_t i = 0; i < picked.size(); ++i) {
+    if (picked[i] == space.default_index) sample.default_index = static_cast<int64_t>(i);
+    sample.candidates.push_back(space.candidates[picked[i]]);
+  }
+  FixedRanking ranking(predicted);
+  std::unique_ptr<tuner::Strategy> strategy =
+      tuner::MakeModelGuidedStrategy(sample, 0, ranking, options);
+  int64_t asked = 0;
+  auto tell = [&](const std::vector<int64_t>& batch) {
+    std::vector<tuner::TrialOutcome> outcomes;
+    bool good = false;
+    for (int64_t index : batch) {
+      outcomes.push_back({index, true, measured[index]});
+      good |= measured[index] <= 1.05 * best_us;
+    }
+    strategy->Tell(outcomes);
+    return good;
+  };
+  // As a tune does: the default first, then the strategy's batches.
+  ++asked;
+  if (tell({sample.default_index})) return {static_cast<double>(asked) / picked.size(), true};
+  while (true) {
+    std::vector<int64_t> batch = strategy->Ask(8);
+    if (batch.empty()) return {1.0, false};
+    for (size_t k = 0; k < batch.size(); ++k) {
+      ++asked;
+      if (measured[batch[k]] <= 1.05 * best_us) {
+        tell(batch);
+        return {static_cast<double>(asked) / picked.size(), true};
+      }
+    }
+    tell(batch);
+  }
+}
 
 // Every sampled config of `path`'s space timed and predicted; an error skips the fusion.
 Expected<FusionResult> RunFusion(const std::string& path, const tuner::Device& device,
@@ -74,7 +141,8 @@ Expected<FusionResult> RunFusion(const std::string& path, const tuner::Device& d
   costmodel::DeviceFigures figures{device.info, device.cache_bytes};
   std::vector<double> measured, predicted;
   std::vector<costmodel::TrainingRow> rows;
-  for (int64_t index : Sample(space, cap)) {
+  std::vector<int64_t> picked = Sample(space, cap);
+  for (int64_t index : picked) {
     const tuner::Candidate& candidate = space.candidates[index];
     bench::PreparedKernel prepared = bench::Prepare(fusion, space.AnalysisOf(candidate), arguments,
                                                     tuner::EmitterConfig(candidate.config));
@@ -115,6 +183,11 @@ Expected<FusionResult> RunFusion(const std::string& path, const tuner::Device& d
   // A random order's first good config: position (n + 1) / (good + 1) on average.
   double n = static_cast<double>(measured.size());
   result.random_share = (n + 1) / (good + 1) / n;
+  std::tie(result.model_share, result.model_found) =
+      ReplayModelStrategy(space, picked, predicted, measured, result.best_us, {});
+  std::tie(result.plain_share, result.plain_found) =
+      ReplayModelStrategy(space, picked, predicted, measured, result.best_us,
+                          {.trust = std::numeric_limits<double>::infinity()});
   return result;
 }
 
@@ -168,8 +241,8 @@ int main(int argc, char** argv) {
   }
   int64_t cap = quick ? 16 : 48;
   int repetitions = quick ? 3 : 5;
-  std::printf("%-48s %7s %9s %9s %9s %11s %11s\n", "fusion", "configs", "spearman", "share",
-              "random", "best_us", "top_pick_us");
+  std::printf("%-48s %7s %9s %9s %9s %9s %9s %11s %11s\n", "fusion", "configs", "spearman", "share",
+              "model", "plain", "random", "best_us", "top_pick_us");
   std::vector<FusionResult> results;
   for (const std::string& path : fusions) {
     auto run = RunFusion(path, *device, model, cap, repetitions);
@@ -178,20 +251,36 @@ int main(int argc, char** argv) {
       continue;
     }
     const FusionResult& r = *run;
-    std::printf("%-48s %7lld %9.3f %8.1f%% %8.1f%% %11.1f %11.1f\n", r.name.c_str(),
-                static_cast<long long>(r.configs), r.spearman, 100 * r.share, 100 * r.random_share,
-                r.best_us, r.predicted_best_us);
+    char model_share[32] = "missed", plain_share[32] = "missed";
+    if (r.model_found)
+      std::snprintf(model_share, sizeof(model_share), "%.1f%%", 100 * r.model_share);
+    if (r.plain_found) {
+      std::snprintf(plain_share, sizeof(plain_share), "%.1f%%", 100 * r.plain_share);
+    }
+    std::printf("%-48s %7lld %9.3f %8.1f%% %9s %9s %8.1f%% %11.1f %11.1f\n", r.name.c_str(),
+                static_cast<long long>(r.configs), r.spearman, 100 * r.share, model_share,
+                plain_share, 100 * r.random_share, r.best_us, r.predicted_best_us);
     std::fflush(stdout);
     results.push_back(r);
   }
-  std::vector<double> rho, share, random_share;
+  std::vector<double> rho, share, random_share, model_share, plain_share;
+  int64_t missed = 0, plain_missed = 0;
   for (const FusionResult& r : results) {
     rho.push_back(r.spearman);
     share.push_back(r.share);
     random_share.push_back(r.random_share);
+    model_share.push_back(r.model_share);  // a miss counts as the whole space
+    missed += !r.model_found;
+    plain_share.push_back(r.plain_share);
+    plain_missed += !r.plain_found;
   }
-  std::printf("median over %zu fusions: spearman %.3f, best-first share %.1f%%, random %.1f%%\n",
-              results.size(), Median(rho), 100 * Median(share), 100 * Median(random_share));
+  std::printf(
+      "median over %zu fusions: spearman %.3f, best-first share %.1f%%, model strategy share "
+      "%.1f%% (%lld stopped before a config within 5%% of the best; without its trust check "
+      "%.1f%%, %lld), random %.1f%%\n",
+      results.size(), Median(rho), 100 * Median(share), 100 * Median(model_share),
+      static_cast<long long>(missed), 100 * Median(plain_share),
+      static_cast<long long>(plain_missed), 100 * Median(random_share));
 
   // The learned model on the same timings: every fusion ranked by trees that never saw it.
   std::vector<costmodel::TrainingRow> all_rows;
@@ -228,6 +317,8 @@ int main(int argc, char** argv) {
                       {"spearman", r.spearman},
                       {"share", r.share},
                       {"random_share", r.random_share},
+                      {"model_share", r.model_found ? nlohmann::json(r.model_share) : nullptr},
+                      {"plain_share", r.plain_found ? nlohmann::json(r.plain_share) : nullptr},
                       {"best_us", r.best_us},
                       {"top_pick_us", r.predicted_best_us}});
     }
@@ -236,6 +327,10 @@ int main(int argc, char** argv) {
                                                {"median_spearman", Median(rho)},
                                                {"median_share", Median(share)},
                                                {"median_random_share", Median(random_share)},
+                                               {"median_model_share", Median(model_share)},
+                                               {"model_strategy_missed", missed},
+                                               {"median_plain_share", Median(plain_share)},
+                                               {"plain_missed", plain_missed},
                                                {"learned_vs_analytic", learned_json}}
                                     .dump(2)
                              << "\n";

@@ -100,15 +100,23 @@ class ModelGuidedStrategy : public Strategy {
   void Learn(std::span<const TrialOutcome> outcomes) override {
     const std::vector<double>& predicted = Predicted();
     double best_before = best_measured_us_;
+    double error_sum = 0;
+    int64_t errors = 0;
     for (const TrialOutcome& outcome : outcomes) {
       if (!outcome.ok || outcome.median_us <= 0) continue;
       ++measured_ok_;
+      double expected = Corrected(outcome.candidate);  // before this batch refits it
+      if (std::isfinite(expected) && expected > 0) {
+        error_sum += std::abs(std::log(outcome.median_us / expected));
+        ++errors;
+      }
       best_measured_us_ = std::min(best_measured_us_, outcome.median_us);
       double prediction = predicted[outcome.candidate];
       if (!std::isfinite(prediction) || prediction <= 0) continue;
       residuals_.push_back({outcome.candidate, std::log(outcome.median_us / prediction)});
     }
     last_batch_improved_ = best_measured_us_ < best_before * (1.0 - options_.noise);
+    if (errors > 0) last_batch_error_ = error_sum / static_cast<double>(errors);
     Refit();
   }
 
@@ -164,12 +172,14 @@ class ModelGuidedStrategy : public Strategy {
   bool Converged(double best_unmeasured_us) {
     if (measured_ok_ < options_.min_measured || !std::isfinite(best_measured_us_)) return false;
     if (last_batch_improved_) return false;
+    if (!(last_batch_error_ <= options_.trust)) return false;
     if (best_unmeasured_us < best_measured_us_ * (1.0 - options_.noise)) return false;
     std::ostringstream reason;
     reason.precision(4);
     reason << "converged: the best unmeasured config is predicted at " << best_unmeasured_us
            << " us, within " << options_.noise * 100 << "% noise of the best measured "
-           << best_measured_us_ << " us";
+           << best_measured_us_ << " us (the last batch was predicted within "
+           << std::round(100 * (std::exp(last_batch_error_) - 1)) << "%)";
     stop_reason_ = reason.str();
     return true;
   }
@@ -184,6 +194,7 @@ class ModelGuidedStrategy : public Strategy {
   std::vector<double> weights_;
   int64_t measured_ok_ = 0;
   bool last_batch_improved_ = true;
+  double last_batch_error_ = std::numeric_limits<double>::infinity();
   double best_measured_us_ = std::numeric_limits<double>::infinity();
   std::string stop_reason_;
 };

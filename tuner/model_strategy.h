@@ -1,7 +1,8 @@
 // Model-guided search (strategy `model`): rank the space with a cost model, measure the
 // predicted best, refit a correction of the predictions to what was measured, repeat; stop
-// when the budget is spent or, once a batch brought no gain, when no unmeasured config is
-// predicted to beat the best measured one by more than the measurement noise.
+// when the budget is spent or, once a batch brought no gain and the corrected model predicted
+// that batch well, when no unmeasured config is predicted to beat the best measured one by
+// more than the measurement noise.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +23,11 @@ struct ModelGuidedOptions {
   /// Ridge penalty of the correction's fit (per log2 step of a field): keeps a handful of
   /// measurements from tilting the model wildly.
   double ridge = 0.5;
+  /// No convergence stop while the corrected model was off by more than this on the last
+  /// batch (mean |log(measured / predicted)|): a model that cannot predict what it just
+  /// measured cannot be trusted to say nothing unmeasured is faster. Infinity: always
+  /// trusted.
+  double trust = 0.10;
 };
 
 /// The `model` strategy over `ranking`'s predictions (which must outlive it).

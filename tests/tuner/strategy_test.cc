@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 
 #include "db/records.h"
@@ -196,6 +197,27 @@ TEST(ModelStrategyTest, MeasurementsCorrectAModelThatIsWrongAboutOneField) {
   int64_t by_best_first = ProposalsUntil(**best_first, space, optimum);
   EXPECT_LT(by_model, by_best_first);
   EXPECT_LE(by_model, 12) << "the corrected model should find the optimum in half the space";
+}
+
+TEST(ModelStrategyTest, AModelThatCannotPredictWhatItMeasuredIsNotTrustedToStop) {
+  // Predictions unrelated to the landscape: whatever the correction fits, the next batch's
+  // times are off, so the strategy never declares convergence and reaches the optimum.
+  Space space = GridSpace();
+  struct Scrambled : Ranking {
+    std::vector<double> PredictUs(const Space& space) const override {
+      std::vector<double> predicted;
+      for (size_t i = 0; i < space.candidates.size(); ++i) {
+        predicted.push_back(1.0 + static_cast<double>((i * 7) % 24) / 4);
+      }
+      return predicted;
+    }
+  } scrambled;
+  auto strategy = MakeStrategy("model", space, {.ranking = &scrambled});
+  ASSERT_TRUE(strategy.has_value());
+  std::vector<int64_t> proposed = Drive(**strategy, space, 4);
+  int64_t optimum = 3 * 4 + 2;
+  EXPECT_NE(std::find(proposed.begin(), proposed.end(), optimum), proposed.end())
+      << "stopped first: " << (*strategy)->stop_reason();
 }
 
 TEST(StrategyTest, EvolutionaryFindsTheOptimumOfASmoothLandscapeWithinHalfTheSpace) {
