@@ -430,15 +430,7 @@ def main():
                                     if ran else None)
     summary["tilesmith_device"] = ran[0].get("tilesmith_device") if ran else None
     summarise(summary)
-    table = markdown(summary)
-    print(table)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(summary, f, indent=2)
-            f.write("\n")
-    if args.markdown:
-        with open(args.markdown, "w") as f:
-            f.write(table + "\n")
+    xla_compare.write_results(args, summary, markdown(summary))
     return 0
 
 

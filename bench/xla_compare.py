@@ -492,6 +492,19 @@ def markdown(summary):
     return "\n".join(lines)
 
 
+def write_results(args, summary, table):
+    """Prints the Markdown table; writes the JSON summary to --json and the table to
+    --markdown when given."""
+    print(table)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(summary, f, indent=2)
+            f.write("\n")
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write(table + "\n")
+
+
 def main():
     if len(sys.argv) == 4 and sys.argv[1] in ("--xla-child", "--xla-child-time"):
         xla_child(sys.argv[2], sys.argv[3], time_only=sys.argv[1] == "--xla-child-time")
@@ -560,15 +573,7 @@ def main():
                           "tuned_vs_xla": geomean([r["tuned_vs_xla"] for r in good]),
                           "default_vs_xla_p20": geomean([r["default_vs_xla_p20"] for r in good]),
                           "tuned_vs_xla_p20": geomean([r["tuned_vs_xla_p20"] for r in good])}
-    table = markdown(summary)
-    print(table)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(summary, f, indent=2)
-            f.write("\n")
-    if args.markdown:
-        with open(args.markdown, "w") as f:
-            f.write(table + "\n")
+    write_results(args, summary, markdown(summary))
     return 0
 
 
