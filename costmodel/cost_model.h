@@ -22,6 +22,10 @@ struct ResourceUsage {
   int64_t spill_bytes = 0;   ///< Spill stores + loads per thread.
 };
 
+/// The resources of a compile's statistics (`registers`, `shared_bytes`, `spill_bytes`, as
+/// the builder and the database record them); absent or non-integer fields count 0.
+ResourceUsage ResourceUsageFromStats(const nlohmann::json& stats);
+
 /// A device as the models see it: the emitters' limits and clocks, plus the cache size
 /// (GPU L2 or the host's last-level cache) from its description file.
 struct DeviceFigures {

@@ -83,9 +83,7 @@ Expected<TrainingSet> LoadTrainingSet(db::Store& store, const std::string& devic
     }
     // CUDA trials carry the cubin's resources; the host has none.
     const nlohmann::json& stats = trial->compile_stats;
-    ResourceUsage usage{.registers = stats.value("registers", int64_t{0}),
-                        .shared_bytes = stats.value("shared_bytes", int64_t{0}),
-                        .spill_bytes = stats.value("spill_bytes", int64_t{0})};
+    ResourceUsage usage = ResourceUsageFromStats(stats);
     auto row = MakeTrainingRow(fingerprint, *kernel, device, usage.registers > 0 ? &usage : nullptr,
                                analytic, trial->timing->median_us);
     if (!row) {

@@ -90,9 +90,7 @@ std::vector<CandidatePrediction> ModelRanking::PredictAll(const Space& space) co
       continue;
     }
     const nlohmann::json& stats = built[k].stats;
-    costmodel::ResourceUsage usage{.registers = stats.value("registers", int64_t{0}),
-                                   .shared_bytes = stats.value("shared_bytes", int64_t{0}),
-                                   .spill_bytes = stats.value("spill_bytes", int64_t{0})};
+    costmodel::ResourceUsage usage = costmodel::ResourceUsageFromStats(stats);
     predict(compiled[k], &usage);
     prediction.cubin = prediction.ok;
     prediction.resources = {{"registers", usage.registers},

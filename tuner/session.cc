@@ -169,9 +169,7 @@ struct Session {
       auto kernel = emitters::EmitKernel(space.AnalysisOf(candidate),
                                          EmitterConfig(candidate.config), device.info);
       if (!kernel) continue;
-      costmodel::ResourceUsage usage{.registers = Stat(record.compile_stats, "registers"),
-                                     .shared_bytes = Stat(record.compile_stats, "shared_bytes"),
-                                     .spill_bytes = Stat(record.compile_stats, "spill_bytes")};
+      costmodel::ResourceUsage usage = costmodel::ResourceUsageFromStats(record.compile_stats);
       auto row = costmodel::MakeTrainingRow(key.fingerprint, *kernel, figures,
                                             usage.registers > 0 ? &usage : nullptr,
                                             learned->analytic(), record.timing->median_us);
@@ -225,9 +223,7 @@ struct Session {
       prediction.message = kernel.error().message;
       return prediction;
     }
-    costmodel::ResourceUsage usage{.registers = Stat(build.stats, "registers"),
-                                   .shared_bytes = Stat(build.stats, "shared_bytes"),
-                                   .spill_bytes = Stat(build.stats, "spill_bytes")};
+    costmodel::ResourceUsage usage = costmodel::ResourceUsageFromStats(build.stats);
     auto predicted = predictor->Predict(*kernel, {device.info, device.cache_bytes}, &usage);
     if (!predicted) {
       prediction.message =
