@@ -175,9 +175,9 @@ class ModelGuidedStrategy : public Strategy {
     if (!(last_batch_error_ <= options_.trust)) return false;
     if (best_unmeasured_us < best_measured_us_ * (1.0 - options_.noise)) return false;
     std::ostringstream reason;
-    reason.precision(4);
+    reason.precision(6);
     reason << "converged: the best unmeasured config is predicted at " << best_unmeasured_us
-           << " us, within " << options_.noise * 100 << "% noise of the best measured "
+           << " us, not " << options_.noise * 100 << "% faster than the best measured "
            << best_measured_us_ << " us (the last batch was predicted within "
            << std::round(100 * (std::exp(last_batch_error_) - 1)) << "%)";
     stop_reason_ = reason.str();
