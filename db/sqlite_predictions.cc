@@ -1,6 +1,8 @@
 // SqliteStore's predictions and calibrations tables (db/predictions.h).
 #include <sqlite3.h>
 
+#include <set>
+
 #include "db/sqlite_queries.h"
 #include "db/sqlite_store.h"
 
@@ -33,13 +35,32 @@ Expected<PredictionRecord> ReadPrediction(const Statement& row) {
   return prediction;
 }
 
-Status RequireRow(sqlite::Connection& connection, std::string_view sql, const std::string& key,
-                  const std::string& missing) {
-  TS_ASSIGN_OR_RETURN(Statement exists, connection.Prepare(sql));
-  exists.Bind(1, key);
-  TS_ASSIGN_OR_RETURN(bool found, exists.Step());
-  if (!found) return MakeError(ErrorCode::kFailedPrecondition, missing);
-  return OkStatus();
+// Foreign key failures would only say "FOREIGN KEY constraint failed": name the missing
+// kernel or device instead, checking each distinct one once.
+Status RequireKeys(sqlite::Connection& connection, std::span<const PredictionRecord> batch) {
+  std::set<std::string> kernels, devices;
+  for (const PredictionRecord& p : batch) {
+    kernels.insert(p.key.fingerprint);
+    devices.insert(p.key.device_key);
+  }
+  auto require = [&](const std::set<std::string>& keys, std::string_view sql,
+                     const std::string& what, const std::string& closing) -> Status {
+    TS_ASSIGN_OR_RETURN(Statement exists, connection.Prepare(sql));
+    for (const std::string& key : keys) {
+      exists.Reset();
+      exists.Bind(1, key);
+      TS_ASSIGN_OR_RETURN(bool found, exists.Step());
+      if (!found) {
+        return MakeError(
+            ErrorCode::kFailedPrecondition,
+            what + key + closing + " is not in the store (put it before its predictions)");
+      }
+    }
+    return OkStatus();
+  };
+  TS_RETURN_IF_ERROR(
+      require(kernels, "SELECT 1 FROM kernels WHERE fingerprint = ?", "kernel ", ""));
+  return require(devices, "SELECT 1 FROM devices WHERE device_key = ?", "device '", "'");
 }
 
 }  // namespace
@@ -60,6 +81,7 @@ Expected<int64_t> SqliteStore::RecordPredictions(std::span<const PredictionRecor
   TS_RETURN_IF_ERROR(connection_->WriteTransaction(
       "recording " + std::to_string(batch.size()) + " predictions", [&]() -> Status {
         written = 0;
+        TS_RETURN_IF_ERROR(RequireKeys(*connection_, batch));
         TS_ASSIGN_OR_RETURN(
             Statement insert_config,
             connection_->Prepare("INSERT INTO configs (fingerprint, config_hash, emitter, "
@@ -79,17 +101,6 @@ Expected<int64_t> SqliteStore::RecordPredictions(std::span<const PredictionRecor
                 "excluded.job_id"));
         for (size_t i = 0; i < batch.size(); ++i) {
           const PredictionRecord& p = batch[i];
-          // Foreign key failures would only say "FOREIGN KEY constraint failed"; name the row.
-          TS_RETURN_IF_ERROR(RequireRow(*connection_, "SELECT 1 FROM kernels WHERE fingerprint = ?",
-                                        p.key.fingerprint,
-                                        "kernel " + p.key.fingerprint +
-                                            " is not in the store (put the kernel before its "
-                                            "predictions)"));
-          TS_RETURN_IF_ERROR(RequireRow(*connection_, "SELECT 1 FROM devices WHERE device_key = ?",
-                                        p.key.device_key,
-                                        "device '" + p.key.device_key +
-                                            "' is not in the store (put the device before its "
-                                            "predictions)"));
           insert_config.Reset();
           insert_config.BindAll(p.key.fingerprint, hashes[i], p.emitter, canonical[i]);
           TS_RETURN_IF_ERROR(insert_config.Run());

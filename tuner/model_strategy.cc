@@ -176,8 +176,9 @@ class ModelGuidedStrategy : public Strategy {
     if (best_unmeasured_us < best_measured_us_ * (1.0 - options_.noise)) return false;
     std::ostringstream reason;
     reason.precision(6);
-    reason << "converged: the best unmeasured config is predicted at " << best_unmeasured_us
-           << " us, not " << options_.noise * 100 << "% faster than the best measured "
+    const char* told = options_.told_predictions ? "compiled" : "measured";
+    reason << "converged: the best un" << told << " config is predicted at " << best_unmeasured_us
+           << " us, not " << options_.noise * 100 << "% faster than the best " << told << " "
            << best_measured_us_ << " us (the last batch was predicted within "
            << std::round(100 * (std::exp(last_batch_error_) - 1)) << "%)";
     stop_reason_ = reason.str();

@@ -28,6 +28,8 @@ struct ModelGuidedOptions {
   /// measured cannot be trusted to say nothing unmeasured is faster. Infinity: always
   /// trusted.
   double trust = 0.10;
+  /// The times told are predictions of compiled configs, not measurements (StrategyOptions).
+  bool told_predictions = false;
 };
 
 /// The `model` strategy over `ranking`'s predictions (which must outlive it).

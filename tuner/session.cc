@@ -367,10 +367,12 @@ Expected<TuneResult> Tune(const hlo::HloModule& module, const Device& device, db
   if (model.stored && store != nullptr) session.learned = model.learned;
   session.model_description = model.description;
   ModelRanking ranking(device, std::move(model.model));
-  TS_ASSIGN_OR_RETURN(
-      std::unique_ptr<Strategy> strategy,
-      MakeStrategy(options.strategy, space,
-                   {.budget = options.budget, .seed = options.seed, .ranking = &ranking}));
+  TS_ASSIGN_OR_RETURN(std::unique_ptr<Strategy> strategy,
+                      MakeStrategy(options.strategy, space,
+                                   {.budget = options.budget,
+                                    .seed = options.seed,
+                                    .ranking = &ranking,
+                                    .told_predictions = !result.timed}));
   session.progress.planned =
       options.budget > 0 ? std::min<int64_t>(options.budget, result.candidates) : result.candidates;
 
@@ -438,13 +440,6 @@ Expected<TuneResult> Tune(const hlo::HloModule& module, const Device& device, db
     session.StoreRetrained();
   } else {
     session.ConcludePredicted();
-    // The strategies speak of measurements; here every time told them was a prediction.
-    for (auto [from, to] : {std::pair{"best unmeasured", "best uncompiled"},
-                            std::pair{"best measured", "best compiled"}}) {
-      if (size_t at = result.stopped.find(from); at != std::string::npos) {
-        result.stopped.replace(at, std::string_view(from).size(), to);
-      }
-    }
   }
   return result;
 }

@@ -225,7 +225,8 @@ Expected<std::unique_ptr<Strategy>> MakeStrategy(std::string_view name, const Sp
   }
   if (name == "model") {
     if (options.ranking == nullptr) return InvalidArgument("model needs a ranking");
-    return MakeModelGuidedStrategy(space, options.budget, *options.ranking);
+    return MakeModelGuidedStrategy(space, options.budget, *options.ranking,
+                                   {.told_predictions = options.told_predictions});
   }
   if (name == "best-first") {
     if (options.ranking == nullptr) return InvalidArgument("best-first needs a ranking");

@@ -68,6 +68,9 @@ struct StrategyOptions {
   /// Predicts candidates' times for `model` and best-first (required there;
   /// tuner/model_ranking.h).
   const Ranking* ranking = nullptr;
+  /// The times told are predictions of compiled configs (a CUDA tune without a GPU), not
+  /// measurements: a strategy's stop reason then speaks of compiled configs.
+  bool told_predictions = false;
 };
 
 /// `model`, `exhaustive`, `random`, `best-first` or `evolutionary`; an unknown name is an
