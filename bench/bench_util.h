@@ -16,6 +16,7 @@
 #include "compiler/analysis/fusion_analysis.h"
 #include "compiler/codegen/host_backend.h"
 #include "compiler/emitters/emitter_registry.h"
+#include "compiler/hlo/buffer.h"
 #include "compiler/hlo/evaluator.h"
 #include "compiler/hlo/parser.h"
 #include "compiler/hlo/tiling.h"
@@ -120,10 +121,16 @@ inline PreparedKernel Prepare(const hlo::HloComputation& fusion,
     prepared.buffers.push_back(std::make_unique<Buffer>(physical->byte_size()));
     prepared.pointers.push_back(prepared.buffers.back()->data);
     prepared.bytes += static_cast<double>(physical->byte_size());
-    if (!buffer.is_output) {
+    if (buffer.is_parameter()) {
       std::span<const uint8_t> source = arguments[buffer.index].bytes();
       std::memcpy(prepared.buffers.back()->data, source.data(),
                   std::min<size_t>(source.size(), physical->byte_size()));
+    } else if (buffer.fill) {
+      // Atomic outputs and arrival counters start where the kernel expects them.
+      auto filled = hlo::FilledPhysicalBuffer(buffer.shape, *buffer.fill);
+      if (!filled) Fail(filled.error().message);
+      std::memcpy(prepared.buffers.back()->data, filled->data(),
+                  std::min<size_t>(filled->size(), physical->byte_size()));
     }
   }
   return prepared;

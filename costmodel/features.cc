@@ -183,6 +183,7 @@ std::vector<float> KernelFeatures(const emitters::KernelIR& kernel, const Device
 
   int inputs = 0, outputs = 0;
   for (const emitters::KernelBuffer& buffer : kernel.buffers) {
+    if (buffer.is_scratch) continue;  // a split's partials: not an operand of the fusion
     int& count = buffer.is_output ? outputs : inputs;
     int slots = buffer.is_output ? kOutputSlots : kInputSlots;
     if (count < slots && buffer.shape.IsArray()) {

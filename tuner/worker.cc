@@ -208,7 +208,7 @@ class Worker {
         return Failure("launch", "out of memory allocating a " +
                                      std::to_string(physical->byte_size()) + "-byte buffer");
       }
-      if (!buffer.is_output) {
+      if (buffer.is_parameter()) {
         auto bytes = InputBytes(buffer);
         if (!bytes) return Failure("launch", bytes.error().message);
         std::memcpy(guarded->data(), bytes->data(), bytes->size());
@@ -325,7 +325,7 @@ class Worker {
       if (!physical) return Failure("launch", physical.error().message);
       sizes.push_back(physical->byte_size());
       initial.emplace_back();
-      if (!buffer.is_output) {
+      if (buffer.is_parameter()) {
         auto bytes = InputBytes(buffer);
         if (!bytes) return Failure("launch", bytes.error().message);
         initial.back() = std::move(*bytes);

@@ -84,9 +84,11 @@ class ElementalEmitter {
                ScalarValue value);
 
   /// buffer[index] = op(buffer[index], value) as one atomic read-modify-write (integers of
-  /// 8 bits and more, f32 and f64; `op` an llvm::AtomicRMWInst::BinOp).
-  Status AtomicUpdate(const BufferRef& buffer, std::span<const analysis::AffineExpr> index, int op,
-                      ScalarValue value);
+  /// 8 bits and more, f32 and f64; `op` an llvm::AtomicRMWInst::BinOp); returns the value the
+  /// element held before. Monotonic unless `ordering` (an llvm::AtomicOrdering) says more.
+  Expected<llvm::Value*> AtomicUpdate(const BufferRef& buffer,
+                                      std::span<const analysis::AffineExpr> index, int op,
+                                      ScalarValue value, int ordering = -1);
 
   /// In the current scope, `instruction` at `index` is `value`: later EmitElement calls for
   /// exactly that element return it instead of computing it (a value read back from shared

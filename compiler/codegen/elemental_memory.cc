@@ -274,8 +274,9 @@ Status ElementalEmitter::Store(const BufferRef& buffer, std::span<const AffineEx
   return OkStatus();
 }
 
-Status ElementalEmitter::AtomicUpdate(const BufferRef& buffer, std::span<const AffineExpr> index,
-                                      int op, ScalarValue value) {
+Expected<llvm::Value*> ElementalEmitter::AtomicUpdate(const BufferRef& buffer,
+                                                      std::span<const AffineExpr> index, int op,
+                                                      ScalarValue value, int ordering) {
   PrimitiveType type = buffer.shape->element_type();
   if (value.type != type) {
     return MakeError(ErrorCode::kInternal, "atomic update of " + hlo::ShapeToString(*buffer.shape) +
@@ -289,10 +290,10 @@ Status ElementalEmitter::AtomicUpdate(const BufferRef& buffer, std::span<const A
   }
   TS_ASSIGN_OR_RETURN(Address address, AddressOf(*this, buffer, index));
   uint64_t natural = static_cast<uint64_t>(hlo::BitWidth(type) / 8);
-  builder_.CreateAtomicRMW(static_cast<llvm::AtomicRMWInst::BinOp>(op), address.byte_pointer,
-                           value.value, llvm::Align(std::max(address.alignment, natural)),
-                           llvm::AtomicOrdering::Monotonic);
-  return OkStatus();
+  return builder_.CreateAtomicRMW(
+      static_cast<llvm::AtomicRMWInst::BinOp>(op), address.byte_pointer, value.value,
+      llvm::Align(std::max(address.alignment, natural)),
+      ordering < 0 ? llvm::AtomicOrdering::Monotonic : static_cast<llvm::AtomicOrdering>(ordering));
 }
 
 llvm::Constant* ConstantScalar(llvm::LLVMContext& context, const hlo::Literal& literal, int64_t i) {

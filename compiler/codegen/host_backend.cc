@@ -274,7 +274,7 @@ Expected<std::vector<hlo::Literal>> HostKernel::Run(std::span<const hlo::Literal
   for (const emitters::KernelBuffer& buffer : kernel_.buffers) {
     TS_ASSIGN_OR_RETURN(hlo::PhysicalLayout physical, hlo::PhysicalLayout::Create(buffer.shape));
     auto allocation = std::make_unique<AlignedBuffer>(physical.byte_size());
-    if (!buffer.is_output) {
+    if (buffer.is_parameter()) {
       if (buffer.index >= static_cast<int64_t>(arguments.size())) {
         return InvalidArgument("missing argument " + std::to_string(buffer.index));
       }

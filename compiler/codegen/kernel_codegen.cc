@@ -52,6 +52,12 @@ llvm::AtomicRMWInst::BinOp AtomicBinOp(emitters::AtomicOp op, hlo::PrimitiveType
   return llvm::AtomicRMWInst::Add;
 }
 
+// The status of a step whose result is not needed.
+Status Done(const Expected<llvm::Value*>& step) {
+  if (!step) return std::unexpected(step.error());
+  return OkStatus();
+}
+
 // Emits a kernel's phases. On a GPU one instance emits everything for the current thread;
 // on the host one instance serves the whole function and each thread loop sets new ids.
 class BodyEmitter {
@@ -64,7 +70,7 @@ class BodyEmitter {
       const emitters::KernelBuffer& buffer = kernel.buffers[i];
       buffers_.push_back(
           {abi.BufferPointer(builder, function, static_cast<int64_t>(i)), &buffer.shape});
-      if (buffer.is_output) continue;
+      if (!buffer.is_parameter()) continue;
       std::vector<BufferRef>& leaves = parameters[buffer.index];
       size_t leaf = static_cast<size_t>(std::max<int64_t>(buffer.leaf, 0));
       if (leaves.size() <= leaf) leaves.resize(leaf + 1);
@@ -131,6 +137,50 @@ class BodyEmitter {
       }
       return OkStatus();
     });
+  }
+
+  /// Counts this block in at its arrival counter. Returns an i1, true in every thread of the
+  /// block that arrived last. On a GPU every thread of the block must run it; on the host,
+  /// where one worker runs the whole block, it needs only the block ids set.
+  Expected<llvm::Value*> Arrive(const emitters::Arrival& arrival) {
+    const BufferRef& counter = buffers_[arrival.counter];
+    std::vector<AffineExpr> at = {elemental_->Simplify(arrival.index.Substitute(launch_, {}))};
+    auto count_in = [&]() -> Expected<llvm::Value*> {
+      // Sequentially consistent: the block's earlier writes are seen by whoever arrives later.
+      TS_ASSIGN_OR_RETURN(
+          llvm::Value * before,
+          elemental_->AtomicUpdate(counter, at, llvm::AtomicRMWInst::Add,
+                                   {builder_.getInt32(1), hlo::PrimitiveType::kS32},
+                                   static_cast<int>(llvm::AtomicOrdering::SequentiallyConsistent)));
+      llvm::Value* last = builder_.CreateICmpEQ(before, builder_.getInt32(arrival.arrivals - 1));
+      // No other block of this launch touches the element again: the next launch starts at 0.
+      TS_RETURN_IF_ERROR(EmitIf(builder_, last, [&] {
+        return elemental_->Store(counter, at, {builder_.getInt32(0), hlo::PrimitiveType::kS32});
+      }));
+      return last;
+    };
+    if (abi_.LoopsOverLaunch()) return count_in();
+    // Every thread's writes are visible to the whole device before one thread counts the
+    // block in, and its answer reaches every thread through shared memory.
+    abi_.Fence(builder_);
+    abi_.Barrier(builder_);
+    const BufferRef& flag = shared_[arrival.flag];
+    std::vector<AffineExpr> first = {AffineExpr::Constant(0)};
+    llvm::Value* leader = builder_.CreateICmpEQ(LinearThreadId(), builder_.getInt64(0));
+    TS_RETURN_IF_ERROR(EmitIf(builder_, leader, [&]() -> Status {
+      // Values computed only in the leader's branch must not be reused after it.
+      elemental_->PushScope();
+      Expected<llvm::Value*> last = count_in();
+      Status stored = last ? elemental_->Store(flag, first,
+                                               {builder_.CreateZExt(*last, builder_.getInt32Ty()),
+                                                hlo::PrimitiveType::kS32})
+                           : std::unexpected(last.error());
+      elemental_->PopScope();
+      return stored;
+    }));
+    abi_.Barrier(builder_);
+    TS_ASSIGN_OR_RETURN(ScalarValue told, elemental_->Load(flag, first));
+    return builder_.CreateICmpNE(told.value, builder_.getInt32(0));
   }
 
   // The thread's linear id within its block (the lane is its low 5 bits).
@@ -335,89 +385,19 @@ class BodyEmitter {
     return FromStorageBits(builder_, result, input.type);
   }
 
-  // A thread's partial reduction: the accumulators start at the hero's init values (or, with
-  // presence, empty) and fold in every point of the elements map's symbols whose constraints
-  // hold, read from the hero's operands or from shared partials; with lanes, into the
-  // accumulator set the last symbol picks.
-  Expected<std::vector<ScalarValue>> EmitPartialReduce(const emitters::ReduceStmt& reduce,
-                                                       std::span<const AffineExpr> index) {
-    TS_ASSIGN_OR_RETURN(std::vector<ScalarValue> lane,
-                        InitValues(*elemental_, *reduce.hero, reduce.presence, false));
-    size_t width = lane.size();
-    std::vector<hlo::PrimitiveType> types;
-    for (const ScalarValue& value : lane) types.push_back(value.type);
-    std::vector<ScalarValue> initial;
-    for (int64_t l = 0; l < reduce.lanes; ++l)
-      initial.insert(initial.end(), lane.begin(), lane.end());
-    const analysis::IndexingMap& map = reduce.elements;
-    if (reduce.lanes > 1 &&
-        (map.symbol_count() == 0 || reduce.lanes > kMaxUnrolledSymbolRange ||
-         map.symbol(map.symbol_count() - 1).range.NumElements() != reduce.lanes)) {
-      return MakeError(ErrorCode::kInternal, "a reduce's lanes must be its last, unrolled symbol");
-    }
-    auto fold = [&](std::span<const AffineExpr> bound,
-                    std::vector<ScalarValue> all) -> Expected<std::vector<ScalarValue>> {
-      size_t set = reduce.lanes > 1 ? static_cast<size_t>(bound.back().value()) : 0;
-      std::vector<ScalarValue> accumulators(all.begin() + set * width,
-                                            all.begin() + (set + 1) * width);
-      TS_ASSIGN_OR_RETURN(std::vector<ScalarValue> next,
-                          FoldPoint(reduce, index, bound, std::move(accumulators), types));
-      std::copy(next.begin(), next.end(), all.begin() + set * width);
-      return all;
-    };
-    return FoldOverSymbols(*elemental_, map, std::move(initial), kMaxUnrolledSymbolRange, fold);
-  }
-
-  // One point of a partial reduction: where the elements map's constraints hold, the
-  // element (the hero's operands there, or shared partials) folded into `accumulators`.
-  Expected<std::vector<ScalarValue>> FoldPoint(const emitters::ReduceStmt& reduce,
-                                               std::span<const AffineExpr> index,
-                                               std::span<const AffineExpr> bound,
-                                               std::vector<ScalarValue> accumulators,
-                                               std::span<const hlo::PrimitiveType> types) {
-    const hlo::HloInstruction& hero = *reduce.hero;
-    int64_t outputs = hero.operand_count() / 2;
-    bool shared_presence = reduce.presence && !reduce.from_shared.empty();
-    const analysis::IndexingMap& map = reduce.elements;
-    std::vector<AffineExpr> at;
-    for (const AffineExpr& result : map.results()) {
-      at.push_back(elemental_->Simplify(result.Substitute(index, bound)));
-    }
-    llvm::Value* inside = nullptr;
-    for (const analysis::Constraint& constraint : map.constraints()) {
-      inside = And(inside, Holds(constraint.expr.Substitute(index, bound), constraint.range));
-    }
-    auto step = [&]() -> Expected<llvm::Value*> {
-      elemental_->PushScope();
-      std::vector<ScalarValue> elements;
-      for (int64_t i = 0; i < outputs + (shared_presence ? 1 : 0); ++i) {
-        Expected<ScalarValue> element = reduce.from_shared.empty()
-                                            ? elemental_->EmitElement(*hero.operand(i), at)
-                                            : elemental_->Load(shared_[reduce.from_shared[i]], at);
-        if (!element) {
-          elemental_->PopScope();
-          return std::unexpected(element.error());
-        }
-        elements.push_back(*element);
+  // A thread's partial reduction, its elements read from the hero's operands, shared
+  // partials or a scratch buffer's partials.
+  Expected<std::vector<ScalarValue>> PartialReduce(const emitters::ReduceStmt& reduce,
+                                                   std::span<const AffineExpr> index) {
+    auto source = [&](int64_t i, std::span<const AffineExpr> at) -> Expected<ScalarValue> {
+      if (!reduce.from_shared.empty()) return elemental_->Load(shared_[reduce.from_shared[i]], at);
+      if (!reduce.from_buffers.empty()) {
+        return elemental_->Load(buffers_[reduce.from_buffers[i]], at);
       }
-      if (reduce.presence && !shared_presence) {
-        elements.push_back({builder_.getTrue(), hlo::PrimitiveType::kPred});
-      }
-      auto next = reduce.presence ? CombinePresent(*elemental_, hero, accumulators, elements)
-                                  : ApplyReducer(*elemental_, hero, accumulators, elements);
-      elemental_->PopScope();
-      if (!next) return std::unexpected(next.error());
-      return Pack(builder_, *next);
+      return elemental_->EmitElement(*reduce.hero->operand(i), at);
     };
-    if (inside == nullptr) {
-      TS_ASSIGN_OR_RETURN(llvm::Value * packed, step());
-      return Unpack(builder_, packed, types);
-    }
-    TS_ASSIGN_OR_RETURN(llvm::Value * packed,
-                        EmitIfElse(builder_, inside, step, [&]() -> Expected<llvm::Value*> {
-                          return Pack(builder_, accumulators);
-                        }));
-    return Unpack(builder_, packed, types);
+    auto holds = [&](const AffineExpr& expr, Interval range) { return Holds(expr, range); };
+    return EmitPartialReduce(*elemental_, reduce, index, source, holds, kMaxUnrolledSymbolRange);
   }
 
   Expected<std::vector<ScalarValue>> Combine(const emitters::CombineStmt& combine,
@@ -451,8 +431,9 @@ class BodyEmitter {
         TS_ASSIGN_OR_RETURN(ScalarValue update,
                             elemental_->EmitElement(*scatter.hero->operand(2), update_index));
         if (scatter.atomic) {
-          return elemental_->AtomicUpdate(
-              output, target.second, AtomicBinOp(scatter.op, output.shape->element_type()), update);
+          return Done(elemental_->AtomicUpdate(
+              output, target.second, AtomicBinOp(scatter.op, output.shape->element_type()),
+              update));
         }
         TS_ASSIGN_OR_RETURN(ScalarValue current, elemental_->Load(output, target.second));
         std::vector<ScalarValue> args = {current, update};
@@ -522,7 +503,7 @@ class BodyEmitter {
           continue;
         }
         Expected<std::vector<ScalarValue>> results =
-            reduce ? EmitPartialReduce(*reduce, index) : Combine(*combine, values);
+            reduce ? PartialReduce(*reduce, index) : Combine(*combine, values);
         if (!results) return std::unexpected(results.error());
         for (size_t i = 0; i < results->size(); ++i) {
           int64_t id = first + static_cast<int64_t>(i);
@@ -547,9 +528,9 @@ class BodyEmitter {
         TS_RETURN_IF_ERROR(Predicated(atomic->predicates, index, [&]() -> Status {
           TS_ASSIGN_OR_RETURN(ScalarValue value, Resolve(values, atomic->value));
           const BufferRef& buffer = buffers_[atomic->buffer];
-          return elemental_->AtomicUpdate(buffer, Indices(atomic->indices, index),
-                                          AtomicBinOp(atomic->op, buffer.shape->element_type()),
-                                          value);
+          return Done(elemental_->AtomicUpdate(
+              buffer, Indices(atomic->indices, index),
+              AtomicBinOp(atomic->op, buffer.shape->element_type()), value));
         }));
       }
     }
@@ -601,6 +582,28 @@ Status ForEachThread(llvm::IRBuilder<>& builder, BodyEmitter& body,
   return OkStatus();
 }
 
+// Emits phases from `first` on through `emit(p, after_arrival)`. A phase with an arrival
+// asks `arrive` whether this block arrived last, and nests itself and every later phase in
+// that branch (a GPU's barriers stay uniform: the whole block branches together).
+Status EmitPhases(llvm::IRBuilder<>& builder, KernelAbi& abi, const KernelIR& kernel, size_t first,
+                  bool arrived,
+                  const std::function<Expected<llvm::Value*>(const emitters::Arrival&)>& arrive,
+                  const std::function<Status(size_t, bool)>& emit) {
+  for (size_t p = first; p < kernel.phases.size(); ++p) {
+    bool after_arrival = arrived && p == first;
+    const std::optional<emitters::Arrival>& arrival = kernel.phases[p].arrival;
+    if (arrival && !after_arrival) {
+      TS_ASSIGN_OR_RETURN(llvm::Value * last, arrive(*arrival));
+      return EmitIf(builder, last, [&] {
+        abi.Fence(builder);  // the other blocks' partials are read after their arrivals
+        return EmitPhases(builder, abi, kernel, p, true, arrive, emit);
+      });
+    }
+    TS_RETURN_IF_ERROR(emit(p, after_arrival));
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 Expected<llvm::Function*> EmitKernelFunction(const KernelIR& kernel, llvm::Module& module,
@@ -614,10 +617,13 @@ Expected<llvm::Function*> EmitKernelFunction(const KernelIR& kernel, llvm::Modul
     std::array<llvm::Value*, emitters::kLaunchDims> ids;
     for (int64_t i = 0; i < emitters::kLaunchDims; ++i) ids[i] = abi.LaunchId(builder, i, grid);
     body.SetLaunchIds(ids);
-    for (size_t p = 0; p < kernel.phases.size(); ++p) {
-      if (p > 0) abi.Barrier(builder);
-      TS_RETURN_IF_ERROR(body.EmitPhase(kernel.phases[p]));
-    }
+    TS_RETURN_IF_ERROR(EmitPhases(
+        builder, abi, kernel, 0, false,
+        [&](const emitters::Arrival& arrival) { return body.Arrive(arrival); },
+        [&](size_t p, bool after_arrival) -> Status {
+          if (p > 0 && !after_arrival) abi.Barrier(builder);  // an arrival has its own
+          return body.EmitPhase(kernel.phases[p]);
+        }));
     builder.CreateRetVoid();
     abi.Finish(module, function, kernel);
     return function;
@@ -638,20 +644,30 @@ Expected<llvm::Function*> EmitKernelFunction(const KernelIR& kernel, llvm::Modul
         auto for_each_thread = [&](const std::function<Status()>& emit) {
           return ForEachThread(builder, body, grid, block_x, block_y, block_z, emit);
         };
+        auto arrive = [&](const emitters::Arrival& arrival) {
+          llvm::Value* zero = builder.getInt64(0);
+          body.PushScope();
+          body.SetLaunchIds({zero, zero, zero, block_x, block_y, block_z});
+          Expected<llvm::Value*> last = body.Arrive(arrival);
+          body.PopScope();
+          return last;
+        };
         // Every thread of the block finishes a phase before any starts the next: the
         // barrier between phases.
-        for (const emitters::Phase& phase : kernel.phases) {
-          bool shuffles = std::any_of(phase.loops.begin(), phase.loops.end(), HasShuffle);
-          if (!shuffles) {
-            TS_RETURN_IF_ERROR(for_each_thread([&] { return body.EmitPhase(phase); }));
-            continue;
+        auto emit_phase = [&](size_t p, bool) -> Status {
+          const emitters::Phase& phase = kernel.phases[p];
+          if (!std::any_of(phase.loops.begin(), phase.loops.end(), HasShuffle)) {
+            return for_each_thread([&] { return body.EmitPhase(phase); });
           }
           for (const LoopStmt& loop : phase.loops) {
             TS_RETURN_IF_ERROR(HasShuffle(loop)
                                    ? body.EmitLoopInSegments(loop, for_each_thread)
                                    : for_each_thread([&] { return body.EmitLoop(loop); }));
           }
-        }
+          return OkStatus();
+        };
+        Status status = EmitPhases(builder, abi, kernel, 0, false, arrive, emit_phase);
+        if (!status) return std::unexpected(status.error());
         return std::vector<llvm::Value*>{};
       },
       "block");

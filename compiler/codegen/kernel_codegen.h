@@ -41,6 +41,11 @@ class KernelAbi {
                                   const emitters::KernelIR& kernel, int64_t index) = 0;
   /// Waits for every thread of the block (GPUs; the host runs phases one after another).
   virtual void Barrier(llvm::IRBuilder<>& /*builder*/) {}
+  /// Orders this thread's memory accesses before the fence against those after it, for every
+  /// block of the launch (`__threadfence()` on a GPU).
+  virtual void Fence(llvm::IRBuilder<>& builder) {
+    builder.CreateFence(llvm::AtomicOrdering::SequentiallyConsistent);
+  }
   /// `bits` (i32) of the lane whose id is this lane's xor `offset`, on targets whose warps run
   /// in lockstep; null where the kernel code emulates the warp (the host).
   virtual llvm::Value* ShuffleXor(llvm::IRBuilder<>& /*builder*/, llvm::Value* /*bits*/,

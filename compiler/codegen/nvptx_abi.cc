@@ -64,7 +64,7 @@ llvm::Function* NvptxAbi::CreateFunction(llvm::Module& module, const emitters::K
         physical && physical->byte_size() > 0) {
       function->addDereferenceableParamAttr(arg, static_cast<uint64_t>(physical->byte_size()));
     }
-    if (!kernel.buffers[i].is_output) function->addParamAttr(arg, llvm::Attribute::ReadOnly);
+    if (kernel.buffers[i].is_parameter()) function->addParamAttr(arg, llvm::Attribute::ReadOnly);
   }
   function->addFnAttr(llvm::Attribute::NoUnwind);
   llvm::BasicBlock::Create(context, "entry", function);
@@ -120,6 +120,11 @@ llvm::Value* NvptxAbi::SharedBase(llvm::IRBuilder<>& builder, llvm::Function*,
 void NvptxAbi::Barrier(llvm::IRBuilder<>& builder) {
   llvm::Module& module = *builder.GetInsertBlock()->getModule();
   builder.CreateCall(llvm::Intrinsic::getDeclaration(&module, llvm::Intrinsic::nvvm_barrier0), {});
+}
+
+void NvptxAbi::Fence(llvm::IRBuilder<>& builder) {
+  llvm::Module& module = *builder.GetInsertBlock()->getModule();
+  builder.CreateCall(llvm::Intrinsic::getDeclaration(&module, llvm::Intrinsic::nvvm_membar_gl), {});
 }
 
 llvm::Value* NvptxAbi::ShuffleXor(llvm::IRBuilder<>& builder, llvm::Value* bits, int64_t offset) {

@@ -35,6 +35,7 @@ class NvptxAbi : public KernelAbi {
                           const emitters::KernelIR& kernel, int64_t index) override;
   /// `llvm.nvvm.barrier0` (`bar.sync 0`).
   void Barrier(llvm::IRBuilder<>& builder) override;
+  void Fence(llvm::IRBuilder<>& builder) override;
   /// `llvm.nvvm.shfl.sync.bfly.i32` over the full warp.
   llvm::Value* ShuffleXor(llvm::IRBuilder<>& builder, llvm::Value* bits, int64_t offset) override;
 

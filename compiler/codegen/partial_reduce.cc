@@ -97,4 +97,102 @@ Expected<std::vector<ScalarValue>> FoldOverSymbols(ElementalEmitter& emitter,
   return nest(std::move(initial));
 }
 
+namespace {
+
+// One point of a partial reduction: where the elements map's constraints hold, the
+// element `source` reads there folded into `accumulators`.
+Expected<std::vector<ScalarValue>> FoldPoint(ElementalEmitter& emitter,
+                                             const emitters::ReduceStmt& reduce,
+                                             std::span<const AffineExpr> index,
+                                             std::span<const AffineExpr> bound,
+                                             std::vector<ScalarValue> accumulators,
+                                             std::span<const hlo::PrimitiveType> types,
+                                             const ElementSource& source, const RangeCheck& holds) {
+  llvm::IRBuilder<>& b = emitter.builder();
+  const hlo::HloInstruction& hero = *reduce.hero;
+  int64_t outputs = hero.operand_count() / 2;
+  // Partials stored by an earlier level carry their presence flag.
+  bool stored_presence =
+      reduce.presence && (!reduce.from_shared.empty() || !reduce.from_buffers.empty());
+  const analysis::IndexingMap& map = reduce.elements;
+  std::vector<AffineExpr> at;
+  for (const AffineExpr& result : map.results()) {
+    at.push_back(emitter.Simplify(result.Substitute(index, bound)));
+  }
+  llvm::Value* inside = nullptr;
+  for (const analysis::Constraint& constraint : map.constraints()) {
+    llvm::Value* holding = holds(constraint.expr.Substitute(index, bound), constraint.range);
+    if (holding != nullptr) inside = inside ? b.CreateAnd(inside, holding) : holding;
+  }
+  auto step = [&]() -> Expected<llvm::Value*> {
+    emitter.PushScope();
+    std::vector<ScalarValue> elements;
+    for (int64_t i = 0; i < outputs + (stored_presence ? 1 : 0); ++i) {
+      Expected<ScalarValue> element = source(i, at);
+      if (!element) {
+        emitter.PopScope();
+        return std::unexpected(element.error());
+      }
+      elements.push_back(*element);
+    }
+    if (reduce.presence && !stored_presence) {
+      elements.push_back({b.getTrue(), hlo::PrimitiveType::kPred});
+    }
+    auto next = reduce.presence ? CombinePresent(emitter, hero, accumulators, elements)
+                                : ApplyReducer(emitter, hero, accumulators, elements);
+    emitter.PopScope();
+    if (!next) return std::unexpected(next.error());
+    return Pack(b, *next);
+  };
+  if (inside == nullptr) {
+    TS_ASSIGN_OR_RETURN(llvm::Value * packed, step());
+    return Unpack(b, packed, types);
+  }
+  TS_ASSIGN_OR_RETURN(llvm::Value * packed,
+                      EmitIfElse(b, inside, step, [&]() -> Expected<llvm::Value*> {
+                        return Pack(b, accumulators);
+                      }));
+  return Unpack(b, packed, types);
+}
+
+}  // namespace
+
+// A thread's partial reduction: the accumulators start at the hero's init values (or, with
+// presence, empty) and fold in every point of the elements map's symbols whose constraints
+// hold, read from the hero's operands or from shared partials; with lanes, into the
+// accumulator set the last symbol picks.
+Expected<std::vector<ScalarValue>> EmitPartialReduce(ElementalEmitter& emitter,
+                                                     const emitters::ReduceStmt& reduce,
+                                                     std::span<const AffineExpr> index,
+                                                     const ElementSource& source,
+                                                     const RangeCheck& holds,
+                                                     int64_t max_unrolled) {
+  TS_ASSIGN_OR_RETURN(std::vector<ScalarValue> lane,
+                      InitValues(emitter, *reduce.hero, reduce.presence, false));
+  size_t width = lane.size();
+  std::vector<hlo::PrimitiveType> types;
+  for (const ScalarValue& value : lane) types.push_back(value.type);
+  std::vector<ScalarValue> initial;
+  for (int64_t l = 0; l < reduce.lanes; ++l)
+    initial.insert(initial.end(), lane.begin(), lane.end());
+  const analysis::IndexingMap& map = reduce.elements;
+  if (reduce.lanes > 1 &&
+      (map.symbol_count() == 0 || reduce.lanes > max_unrolled ||
+       map.symbol(map.symbol_count() - 1).range.NumElements() != reduce.lanes)) {
+    return MakeError(ErrorCode::kInternal, "a reduce's lanes must be its last, unrolled symbol");
+  }
+  auto fold = [&](std::span<const AffineExpr> bound,
+                  std::vector<ScalarValue> all) -> Expected<std::vector<ScalarValue>> {
+    size_t set = reduce.lanes > 1 ? static_cast<size_t>(bound.back().value()) : 0;
+    std::vector<ScalarValue> accumulators(all.begin() + set * width,
+                                          all.begin() + (set + 1) * width);
+    TS_ASSIGN_OR_RETURN(
+        std::vector<ScalarValue> next,
+        FoldPoint(emitter, reduce, index, bound, std::move(accumulators), types, source, holds));
+    std::copy(next.begin(), next.end(), all.begin() + set * width);
+    return all;
+  };
+  return FoldOverSymbols(emitter, map, std::move(initial), max_unrolled, fold);
+}
+
 }  // namespace tilesmith::codegen

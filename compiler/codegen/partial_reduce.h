@@ -10,6 +10,7 @@
 
 #include "compiler/analysis/indexing_map.h"
 #include "compiler/codegen/elemental.h"
+#include "compiler/emitters/kernel_ir.h"
 #include "compiler/hlo/hlo_instruction.h"
 #include "support/status.h"
 
@@ -42,5 +43,23 @@ Expected<std::vector<ScalarValue>> FoldOverSymbols(ElementalEmitter& emitter,
                                                    const analysis::IndexingMap& map,
                                                    std::vector<ScalarValue> initial,
                                                    int64_t max_unrolled, const FoldStep& step);
+
+/// Reads value `i` of an element at `at`: reducer input i, or (after the inputs) a stored
+/// presence flag.
+using ElementSource =
+    std::function<Expected<ScalarValue>(int64_t i, std::span<const analysis::AffineExpr> at)>;
+/// An i1 saying whether `expr` lies in `range`, or null where that is known to hold.
+using RangeCheck =
+    std::function<llvm::Value*(const analysis::AffineExpr& expr, analysis::Interval range)>;
+
+/// A thread's partial reduction (`reduce` in a loop at `index`): the accumulators start at
+/// the hero's init values (or, with presence, empty) and fold in every point of the elements
+/// map's symbols whose constraints hold, as `source` reads it; with lanes, into the
+/// accumulator set the last symbol picks. Symbols of up to `max_unrolled` values unroll.
+Expected<std::vector<ScalarValue>> EmitPartialReduce(ElementalEmitter& emitter,
+                                                     const emitters::ReduceStmt& reduce,
+                                                     std::span<const analysis::AffineExpr> index,
+                                                     const ElementSource& source,
+                                                     const RangeCheck& holds, int64_t max_unrolled);
 
 }  // namespace tilesmith::codegen

@@ -102,6 +102,10 @@ std::string StatementText(const KernelIR& kernel, const BodyStmt& stmt,
       text += " from shared";
       for (int64_t alloc : reduce->from_shared) text += " %" + kernel.shared[alloc].name;
     }
+    if (!reduce->from_buffers.empty()) {
+      text += " from";
+      for (int64_t buffer : reduce->from_buffers) text += " %" + kernel.buffers[buffer].name;
+    }
     return text;
   }
   if (const auto* combine = std::get_if<CombineStmt>(&stmt)) {
@@ -185,6 +189,7 @@ std::string KernelIR::ToString() const {
     if (i > 0) out += ", ";
     out += "%" + buffers[i].name + ": " + hlo::ShapeToString(buffers[i].shape);
     if (buffers[i].is_output) out += " out";
+    if (buffers[i].is_scratch) out += " scratch";
     if (buffers[i].aliases >= 0) out += " aliases %" + buffers[buffers[i].aliases].name;
     if (buffers[i].fill) out += " starts at " + std::to_string(*buffers[i].fill);
   }
@@ -198,6 +203,12 @@ std::string KernelIR::ToString() const {
   for (size_t p = 0; p < phases.size(); ++p) {
     if (p > 0) out += "  barrier\n";
     out += "  phase " + std::to_string(p) + ":\n";
+    if (const std::optional<Arrival>& arrival = phases[p].arrival) {
+      std::vector<std::string> none;
+      out += "    arrive %" + buffers[arrival->counter].name + "[" +
+             arrival->index.ToString(LaunchDimNames(), none) + "] of " +
+             std::to_string(arrival->arrivals) + " (only the last block goes on)\n";
+    }
     for (const LoopStmt& loop : phases[p].loops) {
       std::vector<std::string> index_names;
       for (int64_t i = 0; i < loop.map.result_count(); ++i) {

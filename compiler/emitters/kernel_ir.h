@@ -37,8 +37,16 @@ struct KernelBuffer {
   /// initial contents (or pass the input's memory itself). -1: a plain output.
   int64_t aliases = -1;
   /// For an output that blocks accumulate into with atomics (a split reduction): every
-  /// element must hold this value (the reducer's identity) before the kernel runs.
+  /// element must hold this value (the reducer's identity) before the kernel runs. For
+  /// scratch: its contents when the first launch starts (else any).
   std::optional<double> fill = std::nullopt;
+  /// Scratch memory blocks share within a launch (a split reduction's partial results and
+  /// arrival counters): neither a parameter nor an output. Callers allocate it once, starting
+  /// at `fill` where set, pass it to every launch, and never read it back; the kernel leaves
+  /// it as the next launch needs it.
+  bool is_scratch = false;
+
+  bool is_parameter() const { return !is_output && !is_scratch; }
 };
 
 /// The array leaves of `shape` in depth-first order (an array is its own only leaf). A
@@ -162,6 +170,9 @@ struct AtomicStmt {
 /// a pred saying whether any element was folded, and the accumulators start at the first
 /// element. `from_shared` then names one more allocation, of the partials' presence.
 ///
+/// With `from_buffers` (one scratch buffer per reducer output) the elements are partials
+/// other blocks stored in global memory, read at `elements`' results.
+///
 /// With `lanes` > 1 the last symbol (its range `lanes`) picks one of that many independent
 /// accumulator sets, lane-major from `first_value`: chains a vector unit can run side by
 /// side (a row's vector lanes, combined afterwards) or separate results (a column tile's
@@ -173,6 +184,7 @@ struct ReduceStmt {
   int64_t first_value = 0;
   bool presence = false;
   int64_t lanes = 1;
+  std::vector<int64_t> from_buffers = {};
 };
 
 /// `%v<first>.. = combine @hero (%lhs…), (%rhs…)`: the hero's reducer applied to two partial
@@ -211,9 +223,23 @@ struct LoopStmt {
   std::vector<BodyStmt> body;
 };
 
+/// `arrive %counter[index] of <arrivals>`: before its phase, each block counts itself in at
+/// an element of a scratch s32 counter (`index` affine in the launch ids, the same for every
+/// thread of a block). Only the block that arrives last of the `arrivals` blocks sharing the
+/// element runs the phase and every later one: it sees every write the others made before
+/// they arrived, and puts the counter back to 0 for the next launch. `flag` is an s32[1]
+/// shared allocation that carries the answer to the block's threads on a GPU.
+struct Arrival {
+  int64_t counter = 0;  // a scratch buffer
+  analysis::AffineExpr index;
+  int64_t arrivals = 1;
+  int64_t flag = 0;
+};
+
 /// Loops that run together; a barrier separates consecutive phases.
 struct Phase {
   std::vector<LoopStmt> loops;
+  std::optional<Arrival> arrival = std::nullopt;
 };
 
 /// One kernel: the output of an emitter for a (fusion, config, target).

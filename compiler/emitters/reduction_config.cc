@@ -91,10 +91,12 @@ std::vector<int64_t> PartialsDims(const FusionAnalysis& analysis, const Reductio
   return {config.threads_y, config.threads_x * config.vector + 1};
 }
 
+int64_t ArrivalFlagBytes(const ReductionConfig& config);
+
 int64_t SharedBytes(const FusionAnalysis& analysis, const ReductionConfig& config) {
   std::vector<int64_t> dims = PartialsDims(analysis, config);
-  if (dims.empty()) return 0;
-  int64_t bytes = 0;
+  if (dims.empty()) return ArrivalFlagBytes(config);
+  int64_t bytes = ArrivalFlagBytes(config);
   bool presence = NeedsPresence(analysis);
   for (const HloInstruction* hero : ReductionHeroes(analysis)) {
     for (int64_t i = 0; i < Outputs(hero); ++i) {
@@ -104,6 +106,8 @@ int64_t SharedBytes(const FusionAnalysis& analysis, const ReductionConfig& confi
   }
   return bytes;
 }
+
+int64_t ArrivalFlagBytes(const ReductionConfig& config) { return config.tree ? 4 : 0; }
 
 int64_t BlockCount(const FusionAnalysis& analysis, const ReductionConfig& config) {
   const std::array<int64_t, 3>& dims = analysis.reduction->dimensions;
@@ -167,11 +171,13 @@ int64_t ReassociatedTerms(const FusionAnalysis& analysis) {
 }
 
 nlohmann::json ReductionConfig::ToJson() const {
-  return {{"threads_x", threads_x},
-          {"threads_y", threads_y},
-          {"vector", vector},
-          {"elements_per_thread", elements_per_thread},
-          {"split", split}};
+  nlohmann::json json = {{"threads_x", threads_x},
+                         {"threads_y", threads_y},
+                         {"vector", vector},
+                         {"elements_per_thread", elements_per_thread},
+                         {"split", split}};
+  if (tree) json["second_pass"] = "tree";
+  return json;
 }
 
 Expected<ReductionConfig> ReductionConfig::FromJson(const nlohmann::json& json,
@@ -185,11 +191,20 @@ Expected<ReductionConfig> ReductionConfig::FromJson(const nlohmann::json& json,
       {"elements_per_thread", &ReductionConfig::elements_per_thread},
       {"split", &ReductionConfig::split}};
   for (const auto& [key, value] : json.items()) {
+    if (key == "second_pass") {
+      if (value != "atomic" && value != "tree") {
+        return InvalidArgument(
+            "reduction config field 'second_pass' is \"atomic\" or \"tree\", not " + value.dump());
+      }
+      config.tree = value == "tree";
+      continue;
+    }
     auto field = std::find_if(fields.begin(), fields.end(),
                               [&](const auto& entry) { return key == entry.first; });
     if (field == fields.end()) {
-      return InvalidArgument("unknown reduction config field '" + key +
-                             "' (threads_x, threads_y, vector, elements_per_thread, split)");
+      return InvalidArgument(
+          "unknown reduction config field '" + key +
+          "' (threads_x, threads_y, vector, elements_per_thread, split, second_pass)");
     }
     if (!value.is_number_integer()) {
       return InvalidArgument("reduction config field '" + key + "' must be an integer");
@@ -279,7 +294,7 @@ Status ValidateReductionConfig(const ReductionConfig& config, const FusionAnalys
   }
   nlohmann::json fields = config.ToJson();
   for (const auto& [key, value] : fields.items()) {
-    if (value.get<int64_t>() < 1)
+    if (value.is_number_integer() && value.get<int64_t>() < 1)
       return InvalidArgument(key + "=" + value.dump() + " must be at least 1");
   }
   const std::array<int64_t, 3>& dims = analysis.reduction->dimensions;
@@ -316,10 +331,14 @@ Status ValidateReductionConfig(const ReductionConfig& config, const FusionAnalys
                            " threads are not a multiple of the warp size " +
                            std::to_string(device.warp_size) + " (shuffles need whole warps)");
   }
-  if (config.split > 1) {
+  if (config.tree && config.split == 1) {
+    return InvalidArgument("second_pass=tree combines the parts of a split; it needs split > 1");
+  }
+  if (config.split > 1 && !config.tree) {
     if (std::string blocker = SplitBlocker(analysis); !blocker.empty()) {
-      return InvalidArgument("split=" + std::to_string(config.split) + " needs atomics, and " +
-                             blocker);
+      return InvalidArgument("split=" + std::to_string(config.split) +
+                             " with the atomic second pass needs atomics, and " + blocker +
+                             " (second_pass=tree combines any reducer's parts)");
     }
   }
   int64_t shared = SharedBytes(analysis, config);
@@ -334,6 +353,70 @@ Status ValidateReductionConfig(const ReductionConfig& config, const FusionAnalys
                            std::to_string(device.max_grid_x));
   }
   return OkStatus();
+}
+
+// Row: threads along the row 1..1024 (one thread per row needs no shuffles: the host's
+// best), rows per block up to 1024 threads, vector 1/2/4, elements per thread 1..32.
+// Column: threads along W 4..64 and along H 1..64, vector 1/2/4, rows per
+// step 1/2/4. Unsplit first, then splits 4 and 16 with the atomic second pass where atomics
+// can combine the parts, then splits 4 and 16 with the tree pass (appended, so that the
+// configs before it keep their places). Configs whose threads, elements or parts exceed the
+// dims they cover are pruned as redundant, with that reason.
+std::vector<SpaceEntry> ReductionSpace(const FusionAnalysis& analysis, const DeviceInfo& device) {
+  std::vector<SpaceEntry> space;
+  if (!analysis.reduction) return space;
+  const std::array<int64_t, 3>& dims = analysis.reduction->dimensions;
+  bool row = analysis.reduction->is_row_reduction;
+  auto add = [&](const ReductionConfig& config) {
+    Status valid = ValidateReductionConfig(config, analysis, device);
+    std::string reason = valid ? "" : valid.error().message;
+    if (reason.empty() && row && config.threads_x > kWarp &&
+        (config.threads_x - kWarp) * config.vector >= dims[2]) {
+      reason = "threads_x=" + std::to_string(config.threads_x) + " leaves whole warps idle on " +
+               std::to_string(dims[2]) + " elements";
+    }
+    if (reason.empty() && config.threads_y > PowerOfTwoAtLeast(dims[1]) &&
+        config.threads() > kWarp) {
+      reason = "threads_y=" + std::to_string(config.threads_y) + " leaves threads idle on " +
+               std::to_string(dims[1]) + " rows";
+    }
+    int64_t steps = row ? CeilDiv(dims[2], config.threads_x * config.elements_per_thread)
+                        : CeilDiv(dims[1], config.threads_y * config.elements_per_thread);
+    if (reason.empty() && config.split > 1 &&
+        CeilDiv(steps, config.split) * (config.split - 1) >= steps) {
+      reason = "split=" + std::to_string(config.split) + " leaves parts without elements (" +
+               std::to_string(steps) + " steps)";
+    }
+    space.push_back({config.ToJson(), reason});
+  };
+  // Atomic splits only where atomics can combine the parts (the validation says why not).
+  bool atomics = SplitBlocker(analysis).empty();
+  const std::pair<int64_t, bool> splits[] = {
+      {1, false}, {4, false}, {16, false}, {4, true}, {16, true}};
+  for (auto [split, tree] : splits) {
+    if (split > 1 && !tree && !atomics) continue;
+    for (int64_t vector : {1, 2, 4}) {
+      if (row) {
+        for (int64_t threads_x : {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024}) {
+          for (int64_t threads_y : {1, 2, 4, 8, 16, 32, 64}) {
+            for (int64_t per_thread : {1, 2, 4, 8, 16, 32}) {
+              if (per_thread < vector) continue;
+              add({threads_x, threads_y, vector, per_thread, split, tree});
+            }
+          }
+        }
+      } else {
+        for (int64_t threads_x : {4, 8, 16, 32, 64}) {
+          for (int64_t threads_y : {1, 2, 4, 8, 16, 32, 64}) {
+            for (int64_t per_thread : {1, 2, 4}) {
+              add({threads_x, threads_y, vector, per_thread, split, tree});
+            }
+          }
+        }
+      }
+    }
+  }
+  return space;
 }
 
 }  // namespace tilesmith::emitters

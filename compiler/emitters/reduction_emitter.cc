@@ -1,7 +1,9 @@
 #include "compiler/emitters/reduction_emitter.h"
 
 #include <algorithm>
+#include <functional>
 #include <limits>
+#include <optional>
 #include <unordered_map>
 
 #include "compiler/emitters/element_loop.h"
@@ -82,6 +84,10 @@ std::vector<Interval> LaunchDims(const ReductionConfig& config, int64_t blocks) 
           Interval::ForSize(blocks),           Interval::Point(0), Interval::Point(0)};
 }
 
+// The shared-memory index of partial k of a slot, and a slot's output coordinates.
+using SharedIndex = std::function<std::vector<AffineExpr>(AffineExpr slot, AffineExpr k)>;
+using KeptCoordinates = std::function<std::array<AffineExpr, 3>(AffineExpr slot, AffineExpr block)>;
+
 // Builds the kernel: functions by root, value ids, the phases' loops.
 class ReductionKernelBuilder {
  public:
@@ -111,22 +117,62 @@ class ReductionKernelBuilder {
       }
       shared_of_.push_back(allocs);
     }
+    if (config_.tree) AddTreeScratch();
     Phase first;
     Phase second;
+    Phase last;
     if (row_) {
-      TS_RETURN_IF_ERROR(BuildRow(first, second));
+      TS_RETURN_IF_ERROR(BuildRow(first, second, last));
     } else {
-      TS_RETURN_IF_ERROR(BuildColumn(first, second));
+      TS_RETURN_IF_ERROR(BuildColumn(first, second, last));
     }
     TS_RETURN_IF_ERROR(AddSideOutputs(first));
     kernel_.phases.push_back(std::move(first));
     if (!second.loops.empty()) kernel_.phases.push_back(std::move(second));
+    if (!last.loops.empty()) kernel_.phases.push_back(std::move(last));
     return OkStatus();
   }
 
  private:
+  // A tree split's scratch: per hero, one partials buffer per value of a partial
+  // ([split] + the hero's output dims), and one arrival counter per group of outputs (the
+  // blocks that differ only in their part); the flag tells a block's threads who was last.
+  void AddTreeScratch() {
+    tiles_ = blocks_ / config_.split;
+    for (const HloInstruction* hero : heroes_) {
+      std::vector<const hlo::Shape*> leaves = ArrayLeaves(hero->shape());
+      std::vector<int64_t> dims = {config_.split};
+      for (int64_t d = 0; d < leaves.front()->rank(); ++d) dims.push_back(leaves.front()->dim(d));
+      std::vector<int64_t> buffers;
+      for (int64_t i = 0; i < Width(hero); ++i) {
+        hlo::PrimitiveType type =
+            i < Outputs(hero) ? leaves[i]->element_type() : hlo::PrimitiveType::kPred;
+        buffers.push_back(AddScratch("partials", hlo::Shape::Array(type, dims), std::nullopt));
+      }
+      scratch_of_.push_back(std::move(buffers));
+    }
+    arrival_.counter =
+        AddScratch("arrivals", hlo::Shape::Array(hlo::PrimitiveType::kS32, {tiles_}), 0.0);
+    arrival_.index = AffineExpr::Dim(kBlockIdX).Mod(tiles_);
+    arrival_.arrivals = config_.split;
+    arrival_.flag = static_cast<int64_t>(kernel_.shared.size());
+    kernel_.shared.push_back({"last_block", hlo::PrimitiveType::kS32, {1}});
+  }
+
+  int64_t AddScratch(const std::string& name, hlo::Shape shape, std::optional<double> fill) {
+    int64_t index = static_cast<int64_t>(kernel_.buffers.size());
+    KernelBuffer buffer;
+    buffer.name = name + std::to_string(index);
+    buffer.shape = std::move(shape);
+    buffer.fill = fill;
+    buffer.is_scratch = true;
+    buffer.index = index;
+    kernel_.buffers.push_back(std::move(buffer));
+    return index;
+  }
+
   // Row: loop results (h, tx, lane, warp in row, row in block, part of the split row).
-  Status BuildRow(Phase& first, Phase& second) {
+  Status BuildRow(Phase& first, Phase& second, Phase& last) {
     const ReductionConfig& c = config_;
     int64_t row_blocks = CeilDiv(sizes_[1], c.threads_y);
     AffineExpr thread = AffineExpr::Dim(kThreadIdX);
@@ -163,14 +209,20 @@ class ReductionKernelBuilder {
       int64_t first_value = CombineLanes(loop, hero, lanes_value, c.vector);
       values.push_back(Shuffled(loop, hero, first_value, std::min(kWarp, c.threads_x)));
     }
+    auto kept = [&](AffineExpr slot, AffineExpr block_id) {
+      return std::array<AffineExpr, 3>{AffineExpr::Constant(0),
+                                       block_id.Mod(row_blocks) * c.threads_y + slot,
+                                       AffineExpr::Constant(0)};
+    };
     if (c.threads_x <= kWarp) {
       // One warp (or part of one) per row: its first lane writes.
       std::vector<analysis::Constraint> writer = {{AffineExpr::Dim(1), Interval::Point(0)},
                                                   {h, Interval::ForSize(sizes_[1])}};
-      TS_RETURN_IF_ERROR(WriteOutputs(
-          loop, values, {AffineExpr::Constant(0), h, AffineExpr::Constant(0)}, writer));
+      TS_RETURN_IF_ERROR(WriteResults(loop, values,
+                                      {AffineExpr::Constant(0), h, AffineExpr::Constant(0)}, writer,
+                                      AffineExpr::Dim(5)));
       first.loops.push_back(std::move(loop));
-      return OkStatus();
+      return TreePass(last, /*slots=*/c.threads_y, kept);
     }
     for (size_t k = 0; k < heroes_.size(); ++k) {
       for (size_t i = 0; i < values[k].size(); ++i) {
@@ -182,21 +234,18 @@ class ReductionKernelBuilder {
     }
     first.loops.push_back(std::move(loop));
     int64_t warps = c.threads_x / kWarp;
-    return SharedPass(
+    TS_RETURN_IF_ERROR(SharedPass(
         second, /*slots=*/c.threads_y, /*partials=*/warps,
         [](AffineExpr slot, AffineExpr k) {
           return std::vector{slot, k};
         },
-        [&](AffineExpr slot, AffineExpr block_id) {
-          return std::array<AffineExpr, 3>{AffineExpr::Constant(0),
-                                           block_id.Mod(row_blocks) * c.threads_y + slot,
-                                           AffineExpr::Constant(0)};
-        });
+        kept));
+    return TreePass(last, /*slots=*/c.threads_y, kept);
   }
 
   // Column: loop results (d, tx, ty, first column of the thread, part of the split column).
   // Blocks run over column tiles, then D, then the parts.
-  Status BuildColumn(Phase& first, Phase& second) {
+  Status BuildColumn(Phase& first, Phase& second, Phase& last) {
     const ReductionConfig& c = config_;
     int64_t columns = c.threads_x * c.vector;
     int64_t column_blocks = CeilDiv(sizes_[2], columns);
@@ -233,26 +282,42 @@ class ReductionKernelBuilder {
       }
     }
     first.loops.push_back(std::move(loop));
-    return SharedPass(
+    auto kept = [&](AffineExpr slot, AffineExpr block_id) {
+      return std::array<AffineExpr, 3>{block_id.FloorDiv(column_blocks).Mod(sizes_[0]),
+                                       AffineExpr::Constant(0),
+                                       block_id.Mod(column_blocks) * columns + slot};
+    };
+    TS_RETURN_IF_ERROR(SharedPass(
         second, /*slots=*/columns, /*partials=*/c.threads_y,
         [](AffineExpr slot, AffineExpr k) {
           return std::vector{k, slot};
         },
-        [&](AffineExpr slot, AffineExpr block_id) {
-          return std::array<AffineExpr, 3>{block_id.FloorDiv(column_blocks).Mod(sizes_[0]),
-                                           AffineExpr::Constant(0),
-                                           block_id.Mod(column_blocks) * columns + slot};
-        });
+        kept));
+    return TreePass(last, /*slots=*/columns, kept);
+  }
+
+  // A tree split's second level, in the block that arrives last for its outputs: each of the
+  // `slots` outputs of the block folds the `split` partials the blocks of its group stored.
+  Status TreePass(Phase& phase, int64_t slots, const KeptCoordinates& kept) {
+    if (!config_.tree) return OkStatus();
+    phase.arrival = arrival_;
+    return GroupPass(phase, slots, config_.split, nullptr, kept);
   }
 
   // Phase 2: `slots` outputs per block, each with `partials` values in shared memory
-  // (`at(slot, k)`; `kept(slot, block)` gives the output's coordinates). A group of G lanes (a
-  // power of two up to a warp) reduces each slot: lane g folds partials g, g + G, …, then the group
-  // shuffles and its first lane writes the output at `kept(slot)`. Every thread runs the shuffles,
-  // so warps stay whole.
-  Status SharedPass(Phase& phase, int64_t slots, int64_t partials,
-                    const std::function<std::vector<AffineExpr>(AffineExpr, AffineExpr)>& at,
-                    const std::function<std::array<AffineExpr, 3>(AffineExpr, AffineExpr)>& kept) {
+  // (`at(slot, k)`; `kept(slot, block)` gives the output's coordinates).
+  Status SharedPass(Phase& phase, int64_t slots, int64_t partials, const SharedIndex& at,
+                    const KeptCoordinates& kept) {
+    return GroupPass(phase, slots, partials, at, kept);
+  }
+
+  // A group of G lanes (a power of two up to a warp) reduces each of `slots` outputs: lane g
+  // folds partials g, g + G, … (from shared memory at `at(slot, k)`, or without `at` from the
+  // tree's scratch at [k, the output's index]), then the group shuffles and its first lane
+  // writes the output at `kept(slot)` (a tree's first level: the partial). Every thread runs
+  // the shuffles, so warps stay whole.
+  Status GroupPass(Phase& phase, int64_t slots, int64_t partials, const SharedIndex& at,
+                   const KeptCoordinates& kept) {
     int64_t group = std::min(kWarp, PowerOfTwoAtLeast(partials));
     int64_t per_pass = config_.threads() / group;
     int64_t passes = CeilDiv(slots, per_pass);
@@ -265,27 +330,56 @@ class ReductionKernelBuilder {
     AffineExpr k = AffineExpr::Dim(1) + AffineExpr::Symbol(0) * group;
     std::vector<analysis::Constraint> bounds = {{slot, Interval::ForSize(slots)},
                                                 {k, Interval::ForSize(partials)}};
+    std::array<AffineExpr, 3> coordinates = kept(slot, AffineExpr::Dim(2));
+    // The kept coordinates must lie inside the reduction's kept dims.
+    analysis::Constraint inside =
+        row_ ? analysis::Constraint{coordinates[1], Interval::ForSize(sizes_[1])}
+             : analysis::Constraint{coordinates[2], Interval::ForSize(sizes_[2])};
     std::vector<std::vector<int64_t>> values;
     for (size_t h = 0; h < heroes_.size(); ++h) {
       int64_t first_value = next_value_;
       next_value_ += Width(heroes_[h]);
-      analysis::IndexingMap elements(ResultDims(), {{Interval::ForSize(CeilDiv(partials, group))}},
-                                     at(slot, k), bounds);
-      loop.body.push_back(
-          ReduceStmt{heroes_[h], std::move(elements), shared_of_[h], first_value, presence_});
+      std::vector<analysis::SymbolVar> symbols = {{Interval::ForSize(CeilDiv(partials, group))}};
+      if (at) {
+        analysis::IndexingMap elements(ResultDims(), symbols, at(slot, k), bounds);
+        loop.body.push_back(
+            ReduceStmt{heroes_[h], std::move(elements), shared_of_[h], first_value, presence_});
+      } else {
+        TS_ASSIGN_OR_RETURN(std::vector<AffineExpr> index,
+                            OutputIndex(heroes_[h], sizes_, coordinates));
+        index.insert(index.begin(), k);
+        std::vector<analysis::Constraint> read = bounds;
+        read.push_back(inside);
+        analysis::IndexingMap elements(ResultDims(), symbols, index, read);
+        loop.body.push_back(ReduceStmt{
+            heroes_[h], std::move(elements), {}, first_value, presence_, 1, scratch_of_[h]});
+      }
       values.push_back(Shuffled(loop, heroes_[h], first_value, group));
     }
-    std::vector<analysis::Constraint> writer = {{AffineExpr::Dim(1), Interval::Point(0)},
-                                                {slot, Interval::ForSize(slots)}};
-    std::array<AffineExpr, 3> coordinates = kept(slot, AffineExpr::Dim(2));
-    // The kept coordinates must lie inside the reduction's kept dims.
-    if (row_) {
-      writer.push_back({coordinates[1], Interval::ForSize(sizes_[1])});
+    std::vector<analysis::Constraint> writer = {
+        {AffineExpr::Dim(1), Interval::Point(0)}, {slot, Interval::ForSize(slots)}, inside};
+    if (at) {
+      TS_RETURN_IF_ERROR(WriteResults(loop, values, coordinates, writer,
+                                      AffineExpr::Dim(2).FloorDiv(blocks_ / config_.split)));
     } else {
-      writer.push_back({coordinates[2], Interval::ForSize(sizes_[2])});
+      TS_RETURN_IF_ERROR(WriteOutputs(loop, values, coordinates, writer));
     }
-    TS_RETURN_IF_ERROR(WriteOutputs(loop, values, coordinates, writer));
     phase.loops.push_back(std::move(loop));
+    return OkStatus();
+  }
+
+  // What a level writes: the outputs, or a tree split's partials at [`part`, …].
+  Status WriteResults(LoopStmt& loop, const std::vector<std::vector<int64_t>>& values,
+                      const std::array<AffineExpr, 3>& coordinates,
+                      const std::vector<analysis::Constraint>& writer, AffineExpr part) {
+    if (!config_.tree) return WriteOutputs(loop, values, coordinates, writer);
+    for (size_t h = 0; h < heroes_.size(); ++h) {
+      TS_ASSIGN_OR_RETURN(std::vector<AffineExpr> at, OutputIndex(heroes_[h], sizes_, coordinates));
+      at.insert(at.begin(), part);
+      for (size_t i = 0; i < values[h].size(); ++i) {
+        loop.body.push_back(StoreStmt{scratch_of_[h][i], at, values[h][i], writer});
+      }
+    }
     return OkStatus();
   }
 
@@ -392,7 +486,7 @@ class ReductionKernelBuilder {
       TS_ASSIGN_OR_RETURN(std::vector<AffineExpr> hero_at, OutputIndex(hero, sizes_, coordinates));
       if (output.root == hero) {
         int64_t leaf = std::max<int64_t>(output.leaf, 0);
-        if (config_.split > 1) {
+        if (config_.split > 1 && !config_.tree) {
           // Several blocks share the output: each folds its part in atomically, into a
           // buffer that starts at the (identity) init.
           loop.body.push_back(
@@ -482,7 +576,10 @@ class ReductionKernelBuilder {
   bool presence_ = false;
   KernelIR& kernel_;
   std::vector<const HloInstruction*> heroes_;
-  std::vector<std::vector<int64_t>> shared_of_;  // per hero: one alloc per reducer output
+  std::vector<std::vector<int64_t>> shared_of_;   // per hero: one alloc per reducer output
+  std::vector<std::vector<int64_t>> scratch_of_;  // per hero: a tree's partials buffers
+  Arrival arrival_;
+  int64_t tiles_ = 1;  // a tree's groups of blocks that share outputs
   std::unordered_map<const HloInstruction*, int64_t> function_of_;
   int64_t blocks_ = 1;
   int64_t result_count_ = 0;
@@ -527,66 +624,9 @@ class ReductionEmitter final : public Emitter {
     return EmitReductionKernel(analysis, reduction, device);
   }
 
-  // Row: threads along the row 1..1024 (one thread per row needs no shuffles: the host's
-  // best), rows per block up to 1024 threads, vector 1/2/4, elements per thread 1..32.
-  // Column: threads along W 4..64 and along H 1..64, vector 1/2/4, rows per
-  // step 1/2/4; splits 1, 4 and 16 where atomics can combine the parts. Configs whose
-  // threads, elements or parts exceed the dims they cover are pruned as redundant, with that
-  // reason.
   std::vector<SpaceEntry> Space(const FusionAnalysis& analysis,
                                 const DeviceInfo& device) const override {
-    std::vector<SpaceEntry> space;
-    if (!analysis.reduction) return space;
-    const std::array<int64_t, 3>& dims = analysis.reduction->dimensions;
-    bool row = analysis.reduction->is_row_reduction;
-    auto add = [&](const ReductionConfig& config) {
-      Status valid = ValidateReductionConfig(config, analysis, device);
-      std::string reason = valid ? "" : valid.error().message;
-      if (reason.empty() && row && config.threads_x > kWarp &&
-          (config.threads_x - kWarp) * config.vector >= dims[2]) {
-        reason = "threads_x=" + std::to_string(config.threads_x) + " leaves whole warps idle on " +
-                 std::to_string(dims[2]) + " elements";
-      }
-      if (reason.empty() && config.threads_y > PowerOfTwoAtLeast(dims[1]) &&
-          config.threads() > kWarp) {
-        reason = "threads_y=" + std::to_string(config.threads_y) + " leaves threads idle on " +
-                 std::to_string(dims[1]) + " rows";
-      }
-      int64_t steps = row ? CeilDiv(dims[2], config.threads_x * config.elements_per_thread)
-                          : CeilDiv(dims[1], config.threads_y * config.elements_per_thread);
-      if (reason.empty() && config.split > 1 &&
-          CeilDiv(steps, config.split) * (config.split - 1) >= steps) {
-        reason = "split=" + std::to_string(config.split) + " leaves parts without elements (" +
-                 std::to_string(steps) + " steps)";
-      }
-      space.push_back({config.ToJson(), reason});
-    };
-    // Splits only where atomics can combine the parts (the validation says why not).
-    std::vector<int64_t> splits = {1};
-    if (reduction_internal::SplitBlocker(analysis).empty()) splits = {1, 4, 16};
-    for (int64_t split : splits) {
-      for (int64_t vector : {1, 2, 4}) {
-        if (row) {
-          for (int64_t threads_x : {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024}) {
-            for (int64_t threads_y : {1, 2, 4, 8, 16, 32, 64}) {
-              for (int64_t per_thread : {1, 2, 4, 8, 16, 32}) {
-                if (per_thread < vector) continue;
-                add({threads_x, threads_y, vector, per_thread, split});
-              }
-            }
-          }
-        } else {
-          for (int64_t threads_x : {4, 8, 16, 32, 64}) {
-            for (int64_t threads_y : {1, 2, 4, 8, 16, 32, 64}) {
-              for (int64_t per_thread : {1, 2, 4}) {
-                add({threads_x, threads_y, vector, per_thread, split});
-              }
-            }
-          }
-        }
-      }
-    }
-    return space;
+    return ReductionSpace(analysis, device);
   }
 
  private:

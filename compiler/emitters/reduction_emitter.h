@@ -30,22 +30,29 @@ namespace tilesmith::emitters {
 /// `vector` consecutive columns, `threads_y` threads along H; a thread steps down its columns
 /// `elements_per_thread` rows at a time.
 ///
-/// `split` > 1 divides the reduced dim (W for rows, H for columns) among that many blocks,
-/// which fold their partials into the output with atomics (a buffer that starts at the
-/// reducer's identity): the "atomic" split strategy, for add (and integer max/min) reducers
-/// whose result has no epilogue.
+/// `split` > 1 divides the reduced dim (W for rows, H for columns) among that many blocks.
+/// Their partial results meet in one of two second passes:
+///  - atomic (the default): each block folds its partials into the output with atomics (a
+///    buffer that starts at the reducer's identity); for add (and integer max/min) reducers
+///    whose result has no epilogue;
+///  - tree (`"second_pass": "tree"`): each block stores its partials in a scratch buffer and
+///    counts itself in; the block that arrives last for a group of outputs reduces their
+///    `split` partials, applies the epilogues and writes the outputs. Any reducer, variadic
+///    ones included, and a fixed order of combination.
 struct ReductionConfig {
   int64_t threads_x = 32;
   int64_t threads_y = 1;
   int64_t vector = 1;
   int64_t elements_per_thread = 1;
   int64_t split = 1;
+  bool tree = false;  // the second pass of a split: false = atomic
 
   int64_t threads() const { return threads_x * threads_y; }
   nlohmann::json ToJson() const;
   /// Reads `{"threads_x": 128, "threads_y": 2, "vector": 2, "elements_per_thread": 16,
-  /// "split": 1}`;
-  /// missing fields keep `base`'s values, unknown ones are errors.
+  /// "split": 4, "second_pass": "tree"}`; missing fields keep `base`'s values, unknown ones
+  /// are errors. `second_pass` is written only for the tree, so configs stored before it
+  /// existed keep their keys.
   static Expected<ReductionConfig> FromJson(const nlohmann::json& json,
                                             const ReductionConfig& base);
   friend bool operator==(const ReductionConfig&, const ReductionConfig&) = default;
@@ -70,6 +77,10 @@ Expected<KernelIR> EmitReductionKernel(const analysis::FusionAnalysis& analysis,
 /// the evaluator (the reduced dims' size), for the comparison's tolerance; 1 for fusions
 /// without a reduction hero.
 int64_t ReassociatedTerms(const analysis::FusionAnalysis& analysis);
+
+/// The emitter's config space (see ReductionEmitter::Space).
+std::vector<SpaceEntry> ReductionSpace(const analysis::FusionAnalysis& analysis,
+                                       const DeviceInfo& device);
 
 /// The reduction emitter behind the `Emitter` interface.
 std::unique_ptr<Emitter> MakeReductionEmitter();
