@@ -72,7 +72,7 @@ Expected<TrainingSet> LoadTrainingSet(db::Store& store, const std::string& devic
     }
     if (trial->config.contains("layouts")) {
       ++set.skipped;
-      Note(set, "configs with tuned output layouts are not learned from");
+      Note(set, "configs with tuned parameter or output layouts are not learned from");
       continue;
     }
     auto kernel = emitters::EmitKernel(*entry->second->analysis, trial->config, device.info);

@@ -67,11 +67,14 @@ Expected<json> Api::TuneOptionsOf(const json& body) const {
       }
     } else if (layouts->is_array()) {
       for (const json& output : *layouts) {
-        if (!output.is_string()) return InvalidArgument("\"free_layouts\" lists outputs: out0, …");
+        if (!output.is_string()) {
+          return InvalidArgument("\"free_layouts\" lists parameters and outputs: p0, out0, …");
+        }
         list.push_back(output);
       }
     } else {
-      return InvalidArgument("\"free_layouts\" must be a list of outputs (\"out0\", …)");
+      return InvalidArgument(
+          "\"free_layouts\" must be a list of parameters and outputs (\"p0\", \"out0\", …)");
     }
     options["free_layouts"] = std::move(list);
   }
@@ -109,9 +112,9 @@ Expected<Submitted> Api::SubmitJob(const json& body, const json& defaults, int* 
   for (const json& output : options["free_layouts"]) {
     free_layouts += (free_layouts.empty() ? "" : ",") + output.get<std::string>();
   }
-  TS_ASSIGN_OR_RETURN(std::vector<int64_t> free_outputs,
-                      tuner::ParseFreeOutputs(free_layouts, *input.module->fusion()));
-  auto space = tuner::BuildSpace(*input.module, target->device.info, free_outputs);
+  TS_ASSIGN_OR_RETURN(tuner::FreeLayouts free,
+                      tuner::ParseFreeLayouts(free_layouts, *input.module->fusion()));
+  auto space = tuner::BuildSpace(*input.module, target->device.info, free);
   if (!space) {
     *error_status = StatusFor(space.error());
     return std::unexpected(space.error());

@@ -318,9 +318,9 @@ void JobManager::RunJob(const std::shared_ptr<Active>& job, const ServedTarget& 
   for (const json& output : options_json.value("free_layouts", json::array())) {
     free_layouts += (free_layouts.empty() ? "" : ",") + output.get<std::string>();
   }
-  auto free_outputs = tuner::ParseFreeOutputs(free_layouts, *(*module)->fusion());
-  if (!free_outputs) return finish(db::JobState::kFailed, free_outputs.error().message, nullptr);
-  options.free_outputs = *free_outputs;
+  auto free = tuner::ParseFreeLayouts(free_layouts, *(*module)->fusion());
+  if (!free) return finish(db::JobState::kFailed, free.error().message, nullptr);
+  options.free_layouts = *free;
   options.worker_argv = {environment_.worker_binary,
                          "--log-level",
                          "warning",

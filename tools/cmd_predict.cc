@@ -72,9 +72,9 @@ int RunPredict(const cli::Args& args) {
   if (!loaded) return ReportError(loaded.error().message);
   auto device = tuner::ResolveDevice(target, args.Get("device"), tuner::DefaultDevicesDir());
   if (!device) return ReportError(device.error().message);
-  auto free_outputs = tuner::ParseFreeOutputs(args.Get("free-layouts"), *loaded->module->fusion());
-  if (!free_outputs) return ReportError(free_outputs.error().message);
-  auto space = tuner::BuildSpace(*loaded->module, device->info, *free_outputs);
+  auto free = tuner::ParseFreeLayouts(args.Get("free-layouts"), *loaded->module->fusion());
+  if (!free) return ReportError(free.error().message);
+  auto space = tuner::BuildSpace(*loaded->module, device->info, *free);
   if (!space) return ReportError(space.error().message);
 
   // The learned model of this device when the database holds one, else the analytic one.
@@ -186,7 +186,8 @@ Subcommand PredictSubcommand() {
             "the results database whose learned model answers when it holds one for this "
             "device (default: $TILESMITH_DB, else ./tilesmith.db when present)")
       .Flag("device", "ID", "device description (see `tilesmith space --help`)")
-      .Flag("free-layouts", "out0,…", "outputs whose layout is part of the config")
+      .Flag("free-layouts", "p0,out0,…",
+            "parameters (p<N>) and outputs (out<N>) whose layout is part of the config")
       .Flag("top", "N", "print the N best predicted configs (default 5; 0: all)")
       .Flag("cubins", "N",
             "cuda targets: compile the N most promising configs to cubins and predict them "

@@ -237,13 +237,13 @@ void TunePair(const Pair& pair, const RunContext& context, SweepRow* row) {
   for (const std::string& name : settings.free_layouts) {
     free_layouts += (free_layouts.empty() ? "" : ",") + name;
   }
-  auto free_outputs = tuner::ParseFreeOutputs(free_layouts, *loaded->module->fusion());
-  if (!free_outputs) {
+  auto free = tuner::ParseFreeLayouts(free_layouts, *loaded->module->fusion());
+  if (!free) {
     row->status = "error";
-    row->error = free_outputs.error().message;
+    row->error = free.error().message;
     return;
   }
-  options.free_outputs = *free_outputs;
+  options.free_layouts = *free;
   options.strategy = settings.strategy;
   options.budget = settings.budget;
   options.time_limit_s = settings.time_s;

@@ -40,9 +40,9 @@ int RunSpace(const cli::Args& args) {
   if (!loaded) return ReportError(loaded.error().message);
   auto device = DeviceFromArgs(args);
   if (!device) return ReportError(device.error().message);
-  auto free_outputs = tuner::ParseFreeOutputs(args.Get("free-layouts"), *loaded->module->fusion());
-  if (!free_outputs) return ReportError(free_outputs.error().message);
-  auto space = tuner::BuildSpace(*loaded->module, device->info, *free_outputs);
+  auto free = tuner::ParseFreeLayouts(args.Get("free-layouts"), *loaded->module->fusion());
+  if (!free) return ReportError(free.error().message);
+  auto space = tuner::BuildSpace(*loaded->module, device->info, *free);
   if (!space) return ReportError(space.error().message);
   if (args.Has("json")) {
     json configs = json::array();
@@ -147,9 +147,9 @@ int RunTune(const cli::Args& args) {
   if (!device) return ReportError(device.error().message);
 
   tuner::TuneOptions options;
-  auto free_outputs = tuner::ParseFreeOutputs(args.Get("free-layouts"), *loaded->module->fusion());
-  if (!free_outputs) return ReportError(free_outputs.error().message);
-  options.free_outputs = *free_outputs;
+  auto free = tuner::ParseFreeLayouts(args.Get("free-layouts"), *loaded->module->fusion());
+  if (!free) return ReportError(free.error().message);
+  options.free_layouts = *free;
   options.strategy = args.Get("strategy", "model");
   options.source_format = loaded->request ? "ascgraph" : "hlo";
   auto budget = NumberFlag(args, "budget", 0);
@@ -281,16 +281,18 @@ int RunWorkerCommand(const cli::Args& args) {
 }  // namespace
 
 Subcommand SpaceSubcommand() {
-  cli::Command command("space", "list a fusion's config space and what constraints pruned",
-                       "FILE --target T [--device ID] [--free-layouts out0,…] [--pruned] [--json]");
+  cli::Command command(
+      "space", "list a fusion's config space and what constraints pruned",
+      "FILE --target T [--device ID] [--free-layouts p0,out0,…] [--pruned] [--json]");
   AddFusionInputFlags(command)
       .Flag("target", "T", "host, cuda:sm_80, cuda:sm_89, cuda:sm_90, … (default host)")
       .Flag("device", "ID",
             "a description in configs/devices (h100_sxm, h100_pcie, h200, a100, l4, rtx4090, "
             "host) or a .json path; default: the target's representative part")
-      .Flag("free-layouts", "out0,…",
-            "outputs whose layout is tuned too: every minor_to_major permutation and tiled "
-            "layouts (T(8,128), with (2,1) for 16-bit types) become part of the config")
+      .Flag("free-layouts", "p0,out0,…",
+            "fusion parameters (p<N>, as the kernel's buffers are named) and outputs (out<N>) "
+            "whose layout is tuned too: every minor_to_major permutation and tiled layouts "
+            "(T(8,128), with (2,1) for 16-bit types) become part of the config")
       .Switch("pruned", "also list every pruned config with its reason")
       .Switch("json",
               "print {target, device, emitter, size, valid, pruned_count, pruned_by_reason, "
@@ -303,15 +305,15 @@ Subcommand TuneSubcommand() {
   cli::Command command(
       "tune", "measure a fusion's configs and store every trial",
       "FILE --target host|cuda:sm_XX [--db PATH] [--budget N|--time S] [--strategy S] "
-      "[--seed N] [--json]");
+      "[--seed N] [--free-layouts p0,out0,…] [--json]");
   AddFusionInputFlags(command)
       .Flag("target", "T",
             "host (timed here), cuda:sm_XX (compiled only without a GPU) or cuda:0 (this "
             "machine's GPU, by its architecture)")
       .Flag("device", "ID", "device description (see `tilesmith space --help`)")
-      .Flag("free-layouts", "out0,…",
-            "outputs whose layout is tuned too (see `tilesmith space --help`); the chosen "
-            "layouts are the config's \"layouts\" field")
+      .Flag("free-layouts", "p0,out0,…",
+            "parameters and outputs whose layout is tuned too (see `tilesmith space --help`); "
+            "the chosen layouts are the config's \"layouts\" field")
       .Flag("db", "PATH", "results database (default $TILESMITH_DB, else ./tilesmith.db)")
       .Flag("budget", "N", "measure at most N configs, the default included (default: all)")
       .Flag("time", "S", "start no new batch after S seconds (default: no limit)")

@@ -28,9 +28,10 @@ struct SweepSettings {
   double rep_ms = 40;
   double timeout_ms = 5000;
   bool flush = true;
-  std::vector<std::string> free_layouts;  ///< Output names (`out0`) whose layout is tuned.
-  std::map<std::string, int64_t> sizes;   ///< AscGraph size bindings (AscGraph files only).
-  std::string format;                     ///< `hlo`, `ascgraph`, or empty: from the name.
+  std::vector<std::string>
+      free_layouts;  ///< Parameters (`p0`) and outputs (`out0`) whose layout is tuned.
+  std::map<std::string, int64_t> sizes;  ///< AscGraph size bindings (AscGraph files only).
+  std::string format;                    ///< `hlo`, `ascgraph`, or empty: from the name.
 
   /// Everything that decides what a tune measures (targets excepted), for keys and --json.
   nlohmann::json ToJson() const;

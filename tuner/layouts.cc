@@ -1,6 +1,7 @@
 #include "tuner/layouts.h"
 
 #include <algorithm>
+#include <cctype>
 #include <numeric>
 
 #include "compiler/hlo/parser.h"
@@ -28,38 +29,106 @@ std::string MinorToMajorText(const std::vector<int64_t>& minor_to_major) {
   return text;
 }
 
+// The number after `prefix` in `name` ("p12" with prefix "p": 12), or -1 (more than 9
+// digits is no fusion's parameter or output, and would overflow).
+int64_t NumberAfter(const std::string& name, std::string_view prefix) {
+  if (name.size() <= prefix.size() || !name.starts_with(prefix) ||
+      name.size() > prefix.size() + 9 ||
+      !std::all_of(name.begin() + prefix.size(), name.end(),
+                   [](unsigned char c) { return std::isdigit(c); })) {
+    return -1;
+  }
+  return std::stoll(name.substr(prefix.size()));
+}
+
+std::string Range(std::string_view prefix, int64_t count) {
+  if (count == 0) return "it has none";
+  return std::string(prefix) + "0 … " + std::string(prefix) + std::to_string(count - 1);
+}
+
+// Why parameter `number`'s layout cannot be free, or "".
+std::string ParameterProblem(const hlo::HloComputation& fusion, int64_t number) {
+  const hlo::HloInstruction& parameter = *fusion.parameter(number);
+  std::string name = "p" + std::to_string(number);
+  if (parameter.shape().IsTuple()) {
+    return name + " is a tuple; only an array parameter's layout can be free";
+  }
+  for (const hlo::HloInstruction* user : parameter.users()) {
+    // A bitcast reinterprets memory: another layout of its operand changes its result, so
+    // the kernel would no longer compute the fusion the request gave.
+    if (user->opcode() == hlo::HloOpcode::kBitcast) {
+      return name + " is read by bitcast '" + user->name() + "', whose result depends on " + name +
+             "'s layout; its layout cannot be free";
+    }
+  }
+  return "";
+}
+
+// Adds the parameter or output `name` to `free`, once; a scalar or vector (one layout) is
+// left out. A name the fusion does not have, or a parameter that cannot be free, is an error.
+Status AddFreeName(const std::string& name, const hlo::HloComputation& fusion, FreeLayouts& free) {
+  int64_t parameters = fusion.parameter_count();
+  int64_t outputs = OutputCount(fusion);
+  std::string prefix = "--free-layouts: ";
+  if (int64_t number = NumberAfter(name, "p"); name.starts_with("p")) {
+    if (number < 0 || number >= parameters) {
+      return InvalidArgument(prefix + "'" + name + "' is not a parameter (" +
+                             Range("p", parameters) + ")");
+    }
+    if (std::string problem = ParameterProblem(fusion, number); !problem.empty()) {
+      return InvalidArgument(prefix + problem);
+    }
+    if (fusion.parameter(number)->shape().rank() < 2) return OkStatus();
+    if (std::find(free.parameters.begin(), free.parameters.end(), number) ==
+        free.parameters.end()) {
+      free.parameters.push_back(number);
+    }
+    return OkStatus();
+  }
+  if (int64_t number = NumberAfter(name, "out"); name.starts_with("out")) {
+    if (number < 0 || number >= outputs) {
+      return InvalidArgument(prefix + "'" + name + "' is not an output (" + Range("out", outputs) +
+                             ")");
+    }
+    const hlo::Shape& shape = OutputShape(fusion, number);
+    if (shape.IsTuple() || shape.rank() < 2) return OkStatus();
+    if (std::find(free.outputs.begin(), free.outputs.end(), number) == free.outputs.end()) {
+      free.outputs.push_back(number);
+    }
+    return OkStatus();
+  }
+  return InvalidArgument(prefix + "'" + name + "' names neither a parameter (" +
+                         Range("p", parameters) + ") nor an output (" + Range("out", outputs) +
+                         ")");
+}
+
+// `target`'s shape with the layout `text`, checked as the parser checks a request.
+Status SetLayout(hlo::Shape& target, const std::string& name, const std::string& text) {
+  TS_ASSIGN_OR_RETURN(hlo::Shape parsed,
+                      hlo::ParseShape(hlo::ShapeToStringNoLayout(target) + text));
+  if (std::string problem = hlo::ValidateLayout(parsed); !problem.empty()) {
+    return InvalidArgument("layout of " + name + ": " + problem);
+  }
+  target.set_layout(parsed.layout());
+  return OkStatus();
+}
+
 }  // namespace
 
-Expected<std::vector<int64_t>> ParseFreeOutputs(std::string_view list,
-                                                const hlo::HloComputation& fusion) {
-  std::vector<int64_t> outputs;
-  int64_t count = OutputCount(fusion);
+Expected<FreeLayouts> ParseFreeLayouts(std::string_view list, const hlo::HloComputation& fusion) {
+  FreeLayouts free;
   while (!list.empty()) {
     size_t comma = list.find(',');
     std::string name(list.substr(0, comma));
     list = comma == std::string_view::npos ? "" : list.substr(comma + 1);
-    int64_t number = -1;
-    if (name.size() > 3 && name.starts_with("out") &&
-        std::all_of(name.begin() + 3, name.end(), ::isdigit)) {
-      number = std::stoll(name.substr(3));
-    }
-    if (number < 0 || number >= count) {
-      return InvalidArgument("--free-layouts: '" + name + "' is not an output (out0 … out" +
-                             std::to_string(count - 1) + ")");
-    }
-    if (OutputShape(fusion, number).IsTuple() || OutputShape(fusion, number).rank() < 2) {
-      continue;  // a scalar or vector has one layout
-    }
-    if (std::find(outputs.begin(), outputs.end(), number) == outputs.end()) {
-      outputs.push_back(number);
-    }
+    TS_RETURN_IF_ERROR(AddFreeName(name, fusion, free));
   }
-  return outputs;
+  return free;
 }
 
-std::vector<std::string> LayoutMenu(const hlo::Shape& output) {
-  std::vector<std::string> menu = {hlo::LayoutToString(output.layout())};
-  int64_t rank = output.rank();
+std::vector<std::string> LayoutMenu(const hlo::Shape& array) {
+  std::vector<std::string> menu = {hlo::LayoutToString(array.layout())};
+  int64_t rank = array.rank();
   if (rank > 4) return menu;
   std::vector<int64_t> order(rank);
   std::iota(order.begin(), order.end(), 0);
@@ -72,20 +141,27 @@ std::vector<std::string> LayoutMenu(const hlo::Shape& output) {
     std::iota(row_major.rbegin(), row_major.rend(), 0);
     std::string tiled = MinorToMajorText(row_major) + ":T(8,128)";
     menu.push_back(tiled + "}");
-    if (hlo::BitWidth(output.element_type()) == 16) menu.push_back(tiled + "(2,1)}");
+    if (hlo::BitWidth(array.element_type()) == 16) menu.push_back(tiled + "(2,1)}");
   }
   return menu;
 }
 
 std::vector<nlohmann::json> LayoutChoices(const hlo::HloComputation& fusion,
-                                          const std::vector<int64_t>& outputs) {
+                                          const FreeLayouts& free) {
+  std::vector<std::pair<std::string, const hlo::Shape*>> arrays;
+  for (int64_t parameter : free.parameters) {
+    arrays.push_back({"p" + std::to_string(parameter), &fusion.parameter(parameter)->shape()});
+  }
+  for (int64_t output : free.outputs) {
+    arrays.push_back({"out" + std::to_string(output), &OutputShape(fusion, output)});
+  }
   std::vector<nlohmann::json> choices = {nlohmann::json::object()};
-  for (int64_t output : outputs) {
+  for (const auto& [name, shape] : arrays) {
     std::vector<nlohmann::json> next;
     for (const nlohmann::json& choice : choices) {
-      for (const std::string& layout : LayoutMenu(OutputShape(fusion, output))) {
+      for (const std::string& layout : LayoutMenu(*shape)) {
         nlohmann::json extended = choice;
-        extended["out" + std::to_string(output)] = layout;
+        extended[name] = layout;
         next.push_back(std::move(extended));
       }
     }
@@ -94,31 +170,43 @@ std::vector<nlohmann::json> LayoutChoices(const hlo::HloComputation& fusion,
   return choices;
 }
 
-Expected<std::unique_ptr<hlo::HloModule>> WithOutputLayouts(const hlo::HloModule& module,
-                                                            const nlohmann::json& layouts) {
+Expected<std::unique_ptr<hlo::HloModule>> WithLayouts(const hlo::HloModule& module,
+                                                      const nlohmann::json& layouts) {
   TS_ASSIGN_OR_RETURN(std::unique_ptr<hlo::HloModule> copy,
                       hlo::ParseHloModule(hlo::PrintModule(module), module.name()));
   if (!layouts.is_object() || layouts.empty()) return copy;
-  hlo::HloInstruction* root = copy->fusion()->root();
+  const hlo::HloComputation& fusion = *copy->fusion();
+  hlo::HloInstruction* root = fusion.root();
+  hlo::HloInstruction* entry_root = copy->entry()->root();
+  // When the entry calls the fusion, its operands are what the fusion's parameters get.
+  bool entry_calls_fusion = entry_root != root && entry_root->opcode() == hlo::HloOpcode::kFusion;
   for (const auto& [name, value] : layouts.items()) {
-    TS_ASSIGN_OR_RETURN(std::vector<int64_t> numbers, ParseFreeOutputs(name, *copy->fusion()));
-    if (numbers.empty() || !value.is_string()) {
+    TS_ASSIGN_OR_RETURN(FreeLayouts named, ParseFreeLayouts(name, fusion));
+    if (named.empty() || !value.is_string()) {
       return InvalidArgument("layout of '" + name + "' must be a layout text such as \"{1,0}\"");
     }
-    int64_t output = numbers[0];
+    const std::string& text = value.get_ref<const std::string&>();
+    if (!named.parameters.empty()) {
+      int64_t number = named.parameters[0];
+      hlo::HloInstruction* parameter = fusion.parameters()[number];
+      TS_RETURN_IF_ERROR(SetLayout(parameter->mutable_shape(), name, text));
+      if (entry_calls_fusion) {
+        hlo::HloInstruction* argument = entry_root->mutable_operand(number);
+        // Another producer keeps its layout: the caller would copy into the chosen one.
+        if (argument->opcode() == hlo::HloOpcode::kParameter) {
+          argument->mutable_shape() = parameter->shape();
+        }
+      }
+      continue;
+    }
+    int64_t output = named.outputs[0];
     hlo::Shape& target = root->shape().IsTuple()
                              ? root->mutable_shape().mutable_tuple_elements()[output]
                              : root->mutable_shape();
-    TS_ASSIGN_OR_RETURN(hlo::Shape parsed, hlo::ParseShape(hlo::ShapeToStringNoLayout(target) +
-                                                           value.get<std::string>()));
-    if (std::string problem = hlo::ValidateLayout(parsed); !problem.empty()) {
-      return InvalidArgument("layout of " + name + ": " + problem);
-    }
-    target.set_layout(parsed.layout());
+    TS_RETURN_IF_ERROR(SetLayout(target, name, text));
     if (root->shape().IsTuple()) root->mutable_operand(output)->mutable_shape() = target;
   }
   // The caller's instruction (the entry's root `fusion`) produces what the body produces.
-  hlo::HloInstruction* entry_root = copy->entry()->root();
   if (entry_root != root) entry_root->mutable_shape() = root->shape();
   // Through text again, so every shape is checked as the parser checks a request.
   return hlo::ParseHloModule(hlo::PrintModule(*copy), module.name());

@@ -344,7 +344,7 @@ Expected<TuneResult> Tune(const hlo::HloModule& module, const Device& device, db
                           const std::string& compiler_version, const TuneOptions& options) {
   const hlo::HloComputation& fusion = *module.fusion();
   Session session(fusion, device, store, options);
-  TS_ASSIGN_OR_RETURN(session.space, BuildSpace(module, device.info, options.free_outputs));
+  TS_ASSIGN_OR_RETURN(session.space, BuildSpace(module, device.info, options.free_layouts));
   const Space& space = session.space;
   TS_ASSIGN_OR_RETURN(std::string fingerprint, hlo::FusionFingerprint(module));
   session.key = {fingerprint, device.record.Key(), compiler_version};

@@ -17,6 +17,7 @@
 #include "db/store.h"
 #include "support/status.h"
 #include "tuner/device.h"
+#include "tuner/layouts.h"
 #include "tuner/measurer.h"
 
 namespace tilesmith::tuner {
@@ -48,8 +49,8 @@ struct TuneOptions {
   /// Time CUDA candidates on the GPU (a driver with a GPU is present: cuda_driver.h);
   /// false compiles them only.
   bool time_cuda = false;
-  /// Outputs whose layout is tuned too (layouts.h); empty: the fusion's own layouts.
-  std::vector<int64_t> free_outputs;
+  /// Parameters and outputs whose layout is tuned too (layouts.h); empty: the fusion's own.
+  FreeLayouts free_layouts;
   std::function<void(const TuneProgress&)> on_progress;
   /// Asked before every batch: true ends the tune once the batch in flight has committed
   /// (a cancelled or interrupted service job). Empty: never.

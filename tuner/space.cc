@@ -86,12 +86,12 @@ Expected<Space> BuildSpace(const analysis::FusionAnalysis& analysis,
 }
 
 Expected<Space> BuildSpace(const hlo::HloModule& module, const emitters::DeviceInfo& device,
-                           const std::vector<int64_t>& free_outputs) {
+                           const FreeLayouts& free) {
   Space space;
-  std::vector<nlohmann::json> choices = LayoutChoices(*module.fusion(), free_outputs);
-  bool any_free = !free_outputs.empty();
+  std::vector<nlohmann::json> choices = LayoutChoices(*module.fusion(), free);
+  bool any_free = !free.empty();
   for (size_t i = 0; i < choices.size(); ++i) {
-    auto copy = WithOutputLayouts(module, choices[i]);
+    auto copy = WithLayouts(module, choices[i]);
     if (!copy) {
       if (i == 0) return std::unexpected(copy.error());
       ++space.pruned_by_reason[ReasonClass(copy.error().message)];

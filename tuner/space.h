@@ -14,21 +14,22 @@
 #include "compiler/emitters/target.h"
 #include "compiler/hlo/hlo_module.h"
 #include "support/status.h"
+#include "tuner/layouts.h"
 
 namespace tilesmith::tuner {
 
 /// One valid config. Its position in `Space::candidates` is its "config order", the last
 /// tie-break between equally fast configs.
 struct Candidate {
-  nlohmann::json config;    ///< Every field set (and `layouts` when outputs are layout-free).
+  nlohmann::json config;    ///< Every field set (and `layouts` when some layout is free).
   std::string config_hash;  ///< db::ConfigHash(config): how the database knows it.
   bool is_default = false;
   int64_t variant = 0;  ///< Its layout variant in Space::variants.
 };
 
-/// The fusion with one choice of output layouts (a layout changes the kernel).
+/// The fusion with one choice of parameter and output layouts (a layout changes the kernel).
 struct LayoutVariant {
-  nlohmann::json layouts;  ///< `{"out0": "{0,1}"}`, or null when no output is layout-free.
+  nlohmann::json layouts;  ///< `{"p0": "{0,1}", "out0": …}`, or null when nothing is free.
   std::shared_ptr<hlo::HloModule> module;              ///< Owned copy; null: the caller's.
   std::shared_ptr<analysis::FusionAnalysis> owned;     ///< Owned analysis of `module`.
   const analysis::FusionAnalysis* analysis = nullptr;  ///< What emitters see.
@@ -66,13 +67,13 @@ struct Space {
 Expected<Space> BuildSpace(const analysis::FusionAnalysis& analysis,
                            const emitters::DeviceInfo& device);
 
-/// The space of `module`'s fusion with the outputs `free_outputs` layout-free: the emitter's
-/// space under every layout choice (layouts.h), each config carrying its `layouts`. A
-/// choice no kernel can be emitted for is pruned with the reason. The default is the
-/// default config under the fusion's own layouts. No free outputs: BuildSpace above on an
-/// owned analysis.
+/// The space of `module`'s fusion with the parameters and outputs in `free` layout-free: the
+/// emitter's space under every layout choice (layouts.h), each config carrying its
+/// `layouts`. A choice no kernel can be emitted for is pruned with the reason. The default
+/// is the default config under the fusion's own layouts. Nothing free: BuildSpace above on
+/// an owned analysis.
 Expected<Space> BuildSpace(const hlo::HloModule& module, const emitters::DeviceInfo& device,
-                           const std::vector<int64_t>& free_outputs);
+                           const FreeLayouts& free);
 
 /// `reason` with every run of digits replaced by N.
 std::string ReasonClass(const std::string& reason);

@@ -116,7 +116,7 @@ class Worker {
     if (layouts.is_null()) return &analysis_;
     auto& variant = variants_[layouts.dump()];
     if (!variant.first) {
-      TS_ASSIGN_OR_RETURN(variant.first, WithOutputLayouts(module_, layouts));
+      TS_ASSIGN_OR_RETURN(variant.first, WithLayouts(module_, layouts));
       variant.second = std::make_unique<analysis::FusionAnalysis>(
           analysis::AnalyzeFusion(*variant.first->fusion()));
     }

@@ -14,6 +14,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <vector>
 
 #include "tests/cli/cli_run.h"
 
@@ -284,6 +285,64 @@ TEST_F(TuneCommandTest, SpaceListsConfigsAndPruningReasons) {
   CommandRun text = Tilesmith("space " + Gelu() + " --target host");
   ASSERT_EQ(text.exit_code, 0);
   EXPECT_NE(text.out.find("<- default"), std::string::npos);
+}
+
+// Each measured trial's status and the layout its config gave `name`.
+std::vector<std::pair<std::string, std::string>> TrialLayouts(const std::string& path,
+                                                              const std::string& name) {
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  std::vector<std::pair<std::string, std::string>> trials;
+  sqlite3_stmt* statement = nullptr;
+  sqlite3_prepare_v2(db,
+                     "SELECT m.status, c.config_json FROM measurements m JOIN configs c "
+                     "ON c.fingerprint = m.fingerprint AND c.config_hash = m.config_hash",
+                     -1, &statement, nullptr);
+  while (sqlite3_step(statement) == SQLITE_ROW) {
+    json config = json::parse(reinterpret_cast<const char*>(sqlite3_column_text(statement, 1)));
+    trials.push_back({reinterpret_cast<const char*>(sqlite3_column_text(statement, 0)),
+                      config["layouts"].value(name, std::string("(none)"))});
+  }
+  sqlite3_finalize(statement);
+  sqlite3_close(db);
+  return trials;
+}
+
+TEST_F(TuneCommandTest, AParameterLayoutCanBeFreeInTheSpaceAndTheTune) {
+  if (!std::filesystem::exists(Corpus())) GTEST_SKIP() << "no corpus at " << Corpus();
+  // f32[100,32,64]: its own layout, 5 other permutations and T(8,128) on the row-major order.
+  std::string transpose = Corpus() + "/transpose/transpose_021.hlo";
+  CommandRun fixed = Tilesmith("space " + transpose + " --target host --json");
+  CommandRun free = Tilesmith("space " + transpose + " --target host --json --free-layouts p0");
+  ASSERT_EQ(fixed.exit_code, 0) << fixed.err;
+  ASSERT_EQ(free.exit_code, 0) << free.err;
+  EXPECT_EQ(json::parse(free.out)["size"].get<int64_t>(),
+            7 * json::parse(fixed.out)["size"].get<int64_t>());
+  CommandRun bad = Tilesmith("space " + transpose + " --free-layouts p7");
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find("'p7' is not a parameter (p0 … p0)"), std::string::npos) << bad.err;
+  CommandRun neither = Tilesmith("space " + transpose + " --free-layouts x0");
+  EXPECT_EQ(neither.exit_code, 1);
+  EXPECT_NE(neither.err.find("names neither a parameter"), std::string::npos) << neither.err;
+
+  // Every candidate is checked against the first verified one (as large outputs are): each
+  // must read the same values, whatever layout it reads them in.
+  CommandRun run =
+      Tilesmith("tune " + transpose + " --target host --free-layouts p0 --db " + File("t.db") +
+                " --budget 12 --strategy random --seed 3 --rep-ms 2 --warmup-ms 1"
+                " --evaluator-max-elements 0 --json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  json result = json::parse(run.out);
+  EXPECT_EQ(result["measured"], 12);
+  EXPECT_EQ(result["failed"], 0);
+  EXPECT_TRUE(result["best"]["config"]["layouts"].contains("p0")) << result["best"].dump();
+  std::set<std::string> layouts;
+  for (const auto& [status, layout] : TrialLayouts(File("t.db"), "p0")) {
+    EXPECT_EQ(status, "ok") << layout;
+    layouts.insert(layout);
+  }
+  EXPECT_GE(layouts.size(), 3u);
+  EXPECT_EQ(layouts.count("(none)"), 0u);
 }
 
 TEST_F(TuneCommandTest, BadOptionsAreUsageErrors) {
