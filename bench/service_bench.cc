@@ -71,12 +71,23 @@ Answer Send(int port, const std::string& method, const std::string& target,
   return {static_cast<int>(parser.get().result_int()), parser.get().body()};
 }
 
-// One keep-alive connection sending the same request back to back until `end`.
+// One keep-alive connection sending the same request until `end`: back to back (closed
+// loop), or with a fixed `interval` from `first` on (open loop). An open-loop request that
+// the previous one delays is sent at once, and its latency counts from when it was due, so
+// the figures include the waiting a slow answer causes (no coordinated omission).
 class LoadConnection : public std::enable_shared_from_this<LoadConnection> {
  public:
   LoadConnection(net::io_context& io, const std::string& body, Clock::time_point end,
-                 std::vector<double>* latencies, int64_t* errors)
-      : stream_(io), end_(end), latencies_(latencies), errors_(errors) {
+                 std::vector<double>* latencies, int64_t* errors,
+                 Clock::duration interval = Clock::duration::zero(),
+                 Clock::time_point first = Clock::time_point())
+      : stream_(io),
+        timer_(io),
+        end_(end),
+        interval_(interval),
+        due_(first),
+        latencies_(latencies),
+        errors_(errors) {
     request_ = {http::verb::post, "/v1/query", 11};
     request_.set(http::field::host, "127.0.0.1");
     request_.set(http::field::content_type, "application/json");
@@ -93,8 +104,22 @@ class LoadConnection : public std::enable_shared_from_this<LoadConnection> {
 
  private:
   void Next() {
-    if (Clock::now() >= end_) return;
-    sent_ = Clock::now();
+    if (interval_ == Clock::duration::zero()) {
+      if (Clock::now() >= end_) return;
+      sent_ = Clock::now();
+      return Send();
+    }
+    if (due_ >= end_) return;
+    sent_ = due_;
+    due_ += interval_;
+    if (Clock::now() >= sent_) return Send();
+    timer_.expires_at(sent_);
+    timer_.async_wait([self = shared_from_this()](beast::error_code error) {
+      if (error) return self->Fail();
+      self->Send();
+    });
+  }
+  void Send() {
     http::async_write(
         stream_, request_, [self = shared_from_this()](beast::error_code error, size_t) {
           if (error) return self->Fail();
@@ -114,7 +139,10 @@ class LoadConnection : public std::enable_shared_from_this<LoadConnection> {
   void Fail() { ++*errors_; }
 
   beast::tcp_stream stream_;
+  net::steady_timer timer_;
   Clock::time_point end_;
+  Clock::duration interval_;
+  Clock::time_point due_;
   Clock::time_point sent_;
   std::vector<double>* latencies_;
   int64_t* errors_;
@@ -142,7 +170,8 @@ int main(int argc, char** argv) {
   int batch_size = 1000;
   bool tune_all = false;
   int http_threads = 2;
-  bool keep = false;  // leave the database behind, for a look with sqlite3
+  double rate = 10000;  // the open-loop phase's offered requests/s: the goal's throughput
+  bool keep = false;    // leave the database behind, for a look with sqlite3
   std::string json_path;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -152,6 +181,8 @@ int main(int argc, char** argv) {
       seconds = std::stod(argv[++i]);
     } else if (arg == "--connections" && i + 1 < argc) {
       connections = std::stoi(argv[++i]);
+    } else if (arg == "--rate" && i + 1 < argc) {
+      rate = std::stod(argv[++i]);
     } else if (arg == "--http-threads" && i + 1 < argc) {
       http_threads = std::stoi(argv[++i]);
     } else if (arg == "--tune-all") {
@@ -162,7 +193,7 @@ int main(int argc, char** argv) {
       json_path = argv[++i];
     } else {
       return Fail(
-          "usage: service_bench [--quick] [--seconds S] [--connections N] "
+          "usage: service_bench [--quick] [--seconds S] [--connections N] [--rate R] "
           "[--http-threads N] [--tune-all] [--keep] [--json OUT]");
     }
   }
@@ -220,24 +251,46 @@ int main(int argc, char** argv) {
     if (!written) return Fail(written.error().message);
   }
 
-  // 1. Cache hits under load.
+  // 1. Cache hits under load: as fast as the connections go (closed loop), then at the
+  // offered rate (open loop). Closed loop, every connection always has a request waiting,
+  // so p50 is about connections / throughput (Little's law): the latency of saturation, not
+  // of a given load.
   std::string body = json{{"fusion", Fusion(0)}, {"target", "host"}}.dump();
   if (Send(port, "POST", "/v1/query", body).status != 200) return Fail("the query missed");
-  net::io_context io;
-  std::vector<std::vector<double>> latencies(connections);
   int64_t errors = 0;
-  auto start = Clock::now();
-  auto end =
-      start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
-  for (int i = 0; i < connections; ++i) {
-    std::make_shared<LoadConnection>(io, body, end, &latencies[i], &errors)->Start(port);
-  }
-  io.run();
-  double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
-  std::vector<double> all;
-  for (const auto& each : latencies) all.insert(all.end(), each.begin(), each.end());
-  double rps = all.size() / elapsed;
-  double p50_ms = Percentile(all, 0.50) * 1e3, p99_ms = Percentile(all, 0.99) * 1e3;
+  struct Load {
+    double rps = 0, p50_ms = 0, p99_ms = 0, elapsed = 0;
+  };
+  auto run_load = [&](double offered) {
+    net::io_context io;
+    std::vector<std::vector<double>> latencies(connections);
+    auto start = Clock::now();
+    auto to_duration = [](double s) {
+      return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
+    };
+    auto end = start + to_duration(seconds);
+    Clock::duration interval =
+        offered > 0 ? to_duration(connections / offered) : Clock::duration::zero();
+    for (int i = 0; i < connections; ++i) {
+      // Open loop: the connections' schedules interleave evenly.
+      Clock::time_point first = start + to_duration(0.01) + interval * i / connections;
+      std::make_shared<LoadConnection>(io, body, end, &latencies[i], &errors, interval, first)
+          ->Start(port);
+    }
+    io.run();
+    Load load;
+    load.elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+    std::vector<double> all;
+    for (const auto& each : latencies) all.insert(all.end(), each.begin(), each.end());
+    load.rps = all.size() / load.elapsed;
+    load.p50_ms = Percentile(all, 0.50) * 1e3;
+    load.p99_ms = Percentile(all, 0.99) * 1e3;
+    return load;
+  };
+  Load saturated = run_load(0);
+  Load offered = run_load(rate);
+  double elapsed = saturated.elapsed, rps = saturated.rps;
+  double p50_ms = saturated.p50_ms, p99_ms = saturated.p99_ms;
 
   // 2. One 1,000-fusion batch: cold (parsed), then warm (median of 10).
   json queries = json::array();
@@ -246,6 +299,7 @@ int main(int argc, char** argv) {
   auto timed_batch = [&](int64_t* found) {
     auto sent = Clock::now();
     Answer answer = Send(port, "POST", "/v1/query:batch", batch_body);
+    // Answered when the last byte is in; the client's own parse of it is not the server's.
     double ms = std::chrono::duration<double>(Clock::now() - sent).count() * 1e3;
     *found = answer.status == 200 ? json::parse(answer.body)["found"].get<int64_t>() : -1;
     return ms;
@@ -257,22 +311,40 @@ int main(int argc, char** argv) {
   double warm_ms = Percentile(warm, 0.5);
 
   std::printf(
-      "/v1/query cache hits, %d connections, %.1f s: %.0f requests/s, p50 %.3f ms, "
-      "p99 %.3f ms, %lld errors\n",
-      connections, elapsed, rps, p50_ms, p99_ms, static_cast<long long>(errors));
+      "/v1/query cache hits, %d connections, %.1f s, closed loop (saturation): %.0f "
+      "requests/s, p50 %.3f ms, p99 %.3f ms\n",
+      connections, elapsed, rps, p50_ms, p99_ms);
+  std::printf(
+      "/v1/query cache hits, %d connections, %.1f s, open loop at %.0f requests/s offered: "
+      "%.0f requests/s, p50 %.3f ms, p99 %.3f ms (from when each request was due); %lld "
+      "errors in all\n",
+      connections, offered.elapsed, rate, offered.rps, offered.p50_ms, offered.p99_ms,
+      static_cast<long long>(errors));
   std::printf(
       "/v1/query:batch of %d fusions: cold %.1f ms (each parsed), warm %.1f ms "
       "(median of 10), %lld found\n",
       batch_size, cold_ms, warm_ms, static_cast<long long>(found));
-  std::printf("goals: p99 <= 2 ms %s, >= 10000 requests/s %s, batch <= 50 ms %s (warm)\n",
-              p99_ms <= 2 ? "met" : "missed", rps >= 10000 ? "met" : "missed",
-              warm_ms <= 50 ? "met" : "missed");
+  bool rate_met = offered.rps >= 0.98 * rate && rate >= 10000;
+  std::printf(
+      "goals: >= 10000 requests/s %s (saturation), p99 <= 2 ms at %.0f requests/s %s, "
+      "batch <= 50 ms %s (warm), %s (cold)\n",
+      rps >= 10000 ? "met" : "missed", rate, offered.p99_ms <= 2 && rate_met ? "met" : "missed",
+      warm_ms <= 50 ? "met" : "missed", cold_ms <= 50 ? "met" : "missed");
   if (!json_path.empty()) {
-    std::ofstream(json_path) << json{{"connections", connections}, {"seconds", elapsed},
-                                     {"requests_per_s", rps},      {"p50_ms", p50_ms},
-                                     {"p99_ms", p99_ms},           {"errors", errors},
-                                     {"batch_size", batch_size},   {"batch_cold_ms", cold_ms},
-                                     {"batch_warm_ms", warm_ms},   {"batch_found", found}}
+    std::ofstream(json_path) << json{{"connections", connections},
+                                     {"seconds", elapsed},
+                                     {"requests_per_s", rps},
+                                     {"p50_ms", p50_ms},
+                                     {"p99_ms", p99_ms},
+                                     {"errors", errors},
+                                     {"offered_requests_per_s", rate},
+                                     {"open_loop_requests_per_s", offered.rps},
+                                     {"open_loop_p50_ms", offered.p50_ms},
+                                     {"open_loop_p99_ms", offered.p99_ms},
+                                     {"batch_size", batch_size},
+                                     {"batch_cold_ms", cold_ms},
+                                     {"batch_warm_ms", warm_ms},
+                                     {"batch_found", found}}
                                     .dump(2)
                              << "\n";
   }

@@ -65,11 +65,16 @@ def rows(benches):
         out.append(("compile throughput (%s)" % compile_.get("target", "cuda"), text))
     service = benches.get("service")
     if service:
-        out.append(("service /v1/query", "%.0f requests/s, p50 %.2f ms, p99 %.2f ms (%d "
-                    "connections); %d-fusion batch %.0f ms cold, %.0f ms warm" % (
-                        service["requests_per_s"], service["p50_ms"], service["p99_ms"],
-                        service["connections"], service["batch_size"],
-                        service["batch_cold_ms"], service["batch_warm_ms"])))
+        text = "%.0f requests/s, p50 %.2f ms, p99 %.2f ms (%d connections, saturated)" % (
+            service["requests_per_s"], service["p50_ms"], service["p99_ms"],
+            service["connections"])
+        if "offered_requests_per_s" in service:
+            text += "; at %.0f requests/s offered: p50 %.2f ms, p99 %.2f ms" % (
+                service["offered_requests_per_s"], service["open_loop_p50_ms"],
+                service["open_loop_p99_ms"])
+        text += "; %d-fusion batch %.0f ms cold, %.0f ms warm" % (
+            service["batch_size"], service["batch_cold_ms"], service["batch_warm_ms"])
+        out.append(("service /v1/query", text))
     model = benches.get("model")
     if model:
         out.append(("host cost model", "median Spearman %.2f over %d fusions; best-first "
