@@ -8,14 +8,19 @@
 // per-fusion correction) replayed on the timings. Then the learned model (costmodel/
 // learned_model.h) against the analytic one on the same timings, by 5-fold cross-validation
 // over fusions: each fusion ranked by trees trained without it.
-//   model_bench [--quick] [--detail] [--json OUT]
+// `--save-timings FILE` writes every fusion's measured times per config (JSON);
+// `--timings FILE` replays such a file instead of measuring (kernels are only emitted to
+// Kernel IR, never compiled or run), so model changes compare on the same timings.
+//   model_bench [--quick] [--detail] [--json OUT] [--save-timings FILE | --timings FILE]
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -74,6 +79,52 @@ struct FusionResult {
 
 bool detail = false;  // --detail: every config's timing, prediction and terms on stderr
 
+// Measured times by fusion name, then by config (its JSON text): what --save-timings writes
+// and --timings replays, with the host calibration of the measuring run (predictions depend
+// on it, and a replay must not measure the machine afresh).
+using SavedTimings = std::map<std::string, std::map<std::string, double>>;
+
+Expected<costmodel::HostCalibration> ReadCalibration(const std::string& path) {
+  std::ifstream in(path);
+  nlohmann::json file = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (!file.is_object() || !file.contains("calibration")) {
+    return InvalidArgument("timings '" + path + "': no 'calibration'");
+  }
+  return costmodel::HostCalibration::FromJson(file["calibration"]);
+}
+
+Expected<SavedTimings> ReadTimings(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return InvalidArgument("cannot read timings '" + path + "'");
+  nlohmann::json file = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (!file.is_object() || !file.contains("fusions") || !file["fusions"].is_object()) {
+    return InvalidArgument("timings '" + path + "': no 'fusions' object");
+  }
+  SavedTimings timings;
+  for (const auto& [fusion, configs] : file["fusions"].items()) {
+    for (const nlohmann::json& entry : configs) {
+      if (!entry.contains("config") || !entry.contains("us") || !entry["us"].is_number()) {
+        return InvalidArgument("timings '" + path + "': bad entry in " + fusion);
+      }
+      timings[fusion][entry["config"].dump()] = entry["us"].get<double>();
+    }
+  }
+  return timings;
+}
+
+nlohmann::json TimingsToJson(const SavedTimings& timings, bool quick,
+                             const costmodel::HostCalibration& calibration) {
+  nlohmann::json fusions = nlohmann::json::object();
+  for (const auto& [fusion, configs] : timings) {
+    nlohmann::json entries = nlohmann::json::array();
+    for (const auto& [config, us] : configs) {
+      entries.push_back({{"config", nlohmann::json::parse(config)}, {"us", us}});
+    }
+    fusions[fusion] = std::move(entries);
+  }
+  return {{"quick", quick}, {"calibration", calibration.ToJson()}, {"fusions", std::move(fusions)}};
+}
+
 // The model's predictions of a (sampled) space, for a strategy to rank by.
 class FixedRanking : public tuner::Ranking {
  public:
@@ -130,29 +181,60 @@ std::pair<double, bool> ReplayModelStrategy(const tuner::Space& space,
   }
 }
 
-// Every sampled config of `path`'s space timed and predicted; an error skips the fusion.
+std::string FusionName(const std::string& path) {
+  return path.substr(path.rfind('/', path.rfind('/') - 1) + 1);
+}
+
+// Every sampled config of `path`'s space timed (or its time looked up in `replay`) and
+// predicted; the times go to `saved`. An error skips the fusion.
 Expected<FusionResult> RunFusion(const std::string& path, const tuner::Device& device,
-                                 const costmodel::HostModel& model, int64_t cap, int repetitions) {
+                                 const costmodel::HostModel& model, int64_t cap, int repetitions,
+                                 const SavedTimings* replay, SavedTimings& saved) {
   TS_ASSIGN_OR_RETURN(auto module, hlo::ParseHloModuleFile(path));
   const hlo::HloComputation& fusion = *module->fusion();
   TS_ASSIGN_OR_RETURN(tuner::Space space, tuner::BuildSpace(*module, device.info, {}));
-  TS_ASSIGN_OR_RETURN(std::vector<hlo::Literal> arguments,
-                      hlo::MakeRandomArguments(fusion, /*seed=*/1));
+  std::vector<hlo::Literal> arguments;  // only for kernels that run
+  if (replay == nullptr) {
+    TS_ASSIGN_OR_RETURN(arguments, hlo::MakeRandomArguments(fusion, /*seed=*/1));
+  }
   costmodel::DeviceFigures figures{device.info, device.cache_bytes};
   std::vector<double> measured, predicted;
   std::vector<costmodel::TrainingRow> rows;
   std::vector<int64_t> picked = Sample(space, cap);
+  std::string name = FusionName(path);
+  const std::map<std::string, double>* replayed = nullptr;
+  if (replay != nullptr) {
+    auto it = replay->find(name);
+    if (it == replay->end()) return MakeError(ErrorCode::kNotFound, "no saved timings for " + name);
+    replayed = &it->second;
+  }
+  auto host = emitters::DeviceInfo::ForTarget(emitters::Target::Host());
   for (int64_t index : picked) {
     const tuner::Candidate& candidate = space.candidates[index];
-    bench::PreparedKernel prepared = bench::Prepare(fusion, space.AnalysisOf(candidate), arguments,
-                                                    tuner::EmitterConfig(candidate.config));
-    TS_ASSIGN_OR_RETURN(costmodel::Prediction prediction,
-                        model.Predict(prepared.kernel->kernel(), figures, nullptr));
-    measured.push_back(prepared.TimeFromMemory(repetitions) * 1e6);
+    std::string key = candidate.config.dump();
+    std::unique_ptr<codegen::HostKernel> compiled;
+    std::optional<emitters::KernelIR> emitted;
+    if (replayed != nullptr) {
+      auto it = replayed->find(key);
+      if (it == replayed->end())
+        return MakeError(ErrorCode::kNotFound, "no saved timing for " + name + " " + key);
+      measured.push_back(it->second);
+      TS_ASSIGN_OR_RETURN(emitted,
+                          emitters::EmitKernel(space.AnalysisOf(candidate),
+                                               tuner::EmitterConfig(candidate.config), host));
+    } else {
+      bench::PreparedKernel prepared = bench::Prepare(
+          fusion, space.AnalysisOf(candidate), arguments, tuner::EmitterConfig(candidate.config));
+      measured.push_back(prepared.TimeFromMemory(repetitions) * 1e6);
+      compiled = std::move(prepared.kernel);
+    }
+    saved[name][key] = measured.back();
+    const emitters::KernelIR& kernel = compiled ? compiled->kernel() : *emitted;
+    TS_ASSIGN_OR_RETURN(costmodel::Prediction prediction, model.Predict(kernel, figures, nullptr));
     predicted.push_back(prediction.microseconds);
-    TS_ASSIGN_OR_RETURN(costmodel::TrainingRow row,
-                        costmodel::MakeTrainingRow(path, prepared.kernel->kernel(), figures,
-                                                   nullptr, model, measured.back()));
+    TS_ASSIGN_OR_RETURN(
+        costmodel::TrainingRow row,
+        costmodel::MakeTrainingRow(path, kernel, figures, nullptr, model, measured.back()));
     rows.push_back(std::move(row));
     if (detail) {
       nlohmann::json terms = prediction.breakdown;
@@ -162,7 +244,7 @@ Expected<FusionResult> RunFusion(const std::string& path, const tuner::Device& d
     }
   }
   FusionResult result;
-  result.name = path.substr(path.rfind('/', path.rfind('/') - 1) + 1);
+  result.name = name;
   result.configs = static_cast<int64_t>(measured.size());
   result.spearman = costmodel::Spearman(predicted, measured);
   result.rows = std::move(rows);
@@ -195,7 +277,7 @@ Expected<FusionResult> RunFusion(const std::string& path, const tuner::Device& d
 
 int main(int argc, char** argv) {
   bool quick = false;
-  std::string json_path;
+  std::string json_path, save_path, replay_path;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--quick") {
@@ -204,13 +286,35 @@ int main(int argc, char** argv) {
       detail = true;
     } else if (arg == "--json" && i + 1 < argc) {
       json_path = argv[++i];
+    } else if (arg == "--save-timings" && i + 1 < argc) {
+      save_path = argv[++i];
+    } else if (arg == "--timings" && i + 1 < argc) {
+      replay_path = argv[++i];
     } else {
-      bench::Fail("usage: model_bench [--quick] [--detail] [--json OUT]");
+      bench::Fail(
+          "usage: model_bench [--quick] [--detail] [--json OUT] [--save-timings FILE | "
+          "--timings FILE]");
     }
   }
+  std::optional<SavedTimings> replay;
+  if (!replay_path.empty()) {
+    auto read = ReadTimings(replay_path);
+    if (!read) bench::Fail(read.error().message);
+    replay = std::move(*read);
+    std::fprintf(stderr, "replaying timings from %s\n", replay_path.c_str());
+  }
+  SavedTimings saved;
   auto device = tuner::ResolveDevice("host", "", tuner::DefaultDevicesDir());
   if (!device) bench::Fail(device.error().message);
-  costmodel::HostModel model(costmodel::MeasureHostCalibration(device->cache_bytes));
+  costmodel::HostCalibration calibration;
+  if (replay) {
+    auto saved_calibration = ReadCalibration(replay_path);
+    if (!saved_calibration) bench::Fail(saved_calibration.error().message);
+    calibration = *saved_calibration;
+  } else {
+    calibration = costmodel::MeasureHostCalibration(device->cache_bytes);
+  }
+  costmodel::HostModel model(calibration);
   std::fprintf(stderr, "calibration: %s\n", model.calibration().ToJson().dump().c_str());
   std::vector<std::string> fusions = {
       TILESMITH_SOURCE_DIR "/configs/examples/gelu.hlo",
@@ -245,7 +349,8 @@ int main(int argc, char** argv) {
               "model", "plain", "random", "best_us", "top_pick_us");
   std::vector<FusionResult> results;
   for (const std::string& path : fusions) {
-    auto run = RunFusion(path, *device, model, cap, repetitions);
+    auto run =
+        RunFusion(path, *device, model, cap, repetitions, replay ? &*replay : nullptr, saved);
     if (!run) {
       std::printf("%-48s skipped: %s\n", path.c_str(), run.error().message.c_str());
       continue;
@@ -281,6 +386,10 @@ int main(int argc, char** argv) {
       results.size(), Median(rho), 100 * Median(share), 100 * Median(model_share),
       static_cast<long long>(missed), 100 * Median(plain_share),
       static_cast<long long>(plain_missed), 100 * Median(random_share));
+  if (!save_path.empty()) {
+    std::ofstream(save_path) << TimingsToJson(saved, quick, model.calibration()).dump(1) << "\n";
+    std::fprintf(stderr, "timings saved to %s\n", save_path.c_str());
+  }
 
   // The learned model on the same timings: every fusion ranked by trees that never saw it.
   std::vector<costmodel::TrainingRow> all_rows;

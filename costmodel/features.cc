@@ -34,7 +34,8 @@ constexpr const char* kAnalyticTerms[] = {
     "dispatch_us",       "latency_hiding",      "l2_read_boost",
     "bandwidth_cap_gbs", "bandwidth_gbs",       "simd_efficiency",
     "busy_threads",      "parallel_efficiency", "vector",
-    "fits_cache",        "thread_steps",        "vectorised_across_threads"};
+    "fits_cache",        "thread_steps",        "vectorised_across_threads",
+    "sweep_miss_us",     "segment_steps"};
 
 std::vector<std::string> MakeNames() {
   std::vector<std::string> names;

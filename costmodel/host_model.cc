@@ -185,6 +185,18 @@ double SimdEfficiency(int64_t vector, int64_t element_bytes, int64_t simd_bytes)
   return std::min(1.0, static_cast<double>(std::max<int64_t>(1, vector)) / lanes);
 }
 
+SweepCost HostSweepCost(const ThreadSweep& sweep) {
+  SweepCost cost;
+  double beyond_l1 = 1 - sweep.l1_kept;
+  double beyond_l2 = 1 - sweep.l2_kept;
+  cost.l2_lines = sweep.neighbour_touches * std::max(0.0, beyond_l1 - beyond_l2);
+  cost.l3_lines = sweep.neighbour_touches * beyond_l2;
+  cost.page_walks = sweep.pages > kHostTlbPages
+                        ? sweep.threads * sweep.pages * (1 - kHostTlbPages / sweep.pages)
+                        : 0.0;
+  return cost;
+}
+
 Expected<Prediction> HostModel::Predict(const emitters::KernelIR& kernel,
                                         const DeviceFigures& device,
                                         const ResourceUsage* /*usage*/) const {
@@ -212,10 +224,22 @@ Expected<Prediction> HostModel::Predict(const emitters::KernelIR& kernel,
   double compute_us =
       flops / (c.thread_flops_per_us * simd * static_cast<double>(std::max<int64_t>(1, busy))) /
       parallel;
+  double per_thread = 1.0 / static_cast<double>(std::max<int64_t>(1, busy)) / parallel;
   double steps = KernelThreadSteps(kernel) / (across_threads ? std::max<int64_t>(1, vector) : 1);
-  double step_us =
-      steps * kHostThreadStepUs / static_cast<double>(std::max<int64_t>(1, busy)) / parallel;
-  double work_us = compute_us + step_us;
+  double segment_steps = HostSegmentSteps(kernel);
+  double step_us = (steps + segment_steps) * kHostThreadStepUs * per_thread;
+  SweepCost sweep;
+  for (const ThreadSweep& phase : KernelThreadSweeps(kernel)) {
+    SweepCost cost = HostSweepCost(phase);
+    sweep.l2_lines += cost.l2_lines;
+    sweep.l3_lines += cost.l3_lines;
+    sweep.page_walks += cost.page_walks;
+  }
+  // Latencies the walking thread waits for.
+  double miss_us = (sweep.l2_lines * kHostL2LineUs + sweep.l3_lines * kHostL3LineUs +
+                    sweep.page_walks * kHostPageWalkUs) *
+                   per_thread;
+  double work_us = compute_us + step_us + miss_us;
   double overlap = work_us + memory_us - 0.95 * std::min(work_us, memory_us);
   Prediction prediction;
   prediction.microseconds = c.dispatch_us + overlap;
@@ -224,6 +248,7 @@ Expected<Prediction> HostModel::Predict(const emitters::KernelIR& kernel,
       {"memory_us", memory_us},
       {"compute_us", compute_us},
       {"thread_steps_us", step_us},
+      {"sweep_miss_us", miss_us},
       {"dispatch_us", c.dispatch_us},
       {"blocks", blocks},
       {"bytes", {{"read", traffic.read_bytes}, {"write", traffic.write_bytes}}},
@@ -234,6 +259,11 @@ Expected<Prediction> HostModel::Predict(const emitters::KernelIR& kernel,
       {"vectorised_across_threads", across_threads},
       {"simd_efficiency", simd},
       {"thread_steps", steps},
+      {"segment_steps", segment_steps},
+      {"sweep",
+       {{"l2_lines", sweep.l2_lines},
+        {"l3_lines", sweep.l3_lines},
+        {"page_walks", sweep.page_walks}}},
       {"busy_threads", busy},
       {"parallel_efficiency", parallel},
       {"calibration", c.ToJson()},

@@ -2,13 +2,16 @@
 // tasks per thread, each running its blocks' threads one after another), so its time is
 // bytes against the machine's copy bandwidth (cache bandwidth when the working set fits the
 // last-level cache) and flops against its vector FMA throughput, scaled by how many
-// threads the grid keeps busy, plus the pool's dispatch and a per-thread-step overhead.
+// threads the grid keeps busy, plus the pool's dispatch, a per-thread-step overhead (one
+// thread loop per segment between warp shuffles, which the host emulates), and the cache
+// and TLB misses of threads walking memory one after another (`SweepCost`).
 // The machine's figures come from a quick calibration, measured once per process.
 #pragma once
 
 #include <cstdint>
 
 #include "costmodel/cost_model.h"
+#include "costmodel/kernel_facts.h"
 
 namespace tilesmith::costmodel {
 
@@ -36,6 +39,30 @@ const HostCalibration& CachedHostCalibration(int64_t cache_bytes);
 /// Per-step cost of one thread of a block on the host (the loop over thread ids, index
 /// arithmetic), in microseconds.
 inline constexpr double kHostThreadStepUs = 0.002;
+
+/// The 4 KiB pages a core's second-level TLB maps (Zen 2-4: 2048-3072).
+inline constexpr double kHostTlbPages = 2048;
+/// What a walk's neighbour touch costs beyond a cached one when its line fell out of L1
+/// (served by L2) or out of L2 too (served by L3), in microseconds. Such walks stride by a
+/// page or more, which the prefetchers do not follow, so each touch pays a latency, a few
+/// in flight: measured on a 2-core EPYC with 16 neighbours reading each line of a walk
+/// striding 64 KiB, 3-4 ns a touch once the walk overflows L1's 8 ways and 6-7 ns once it
+/// overflows L2's, against 1.2-1.7 ns when the stride does not alias. A page walk whose
+/// table entries are cached (about 30 cycles) is an estimate, not measured.
+inline constexpr double kHostL2LineUs = 0.002;
+inline constexpr double kHostL3LineUs = 0.005;
+inline constexpr double kHostPageWalkUs = 0.005;
+
+/// The cost of a thread walk (kernel_facts.h `ThreadSweep`) beyond streaming its bytes once:
+/// the neighbour touches of lines that fell out of L1 (from L2) or L2 (from L3) before the
+/// next thread came, and the page walks of a walk whose pages the TLB cannot hold (a walk
+/// of P pages over a TLB of T keeps T / P).
+struct SweepCost {
+  double l2_lines = 0;  ///< Neighbour touches served by L2.
+  double l3_lines = 0;  ///< Neighbour touches served by L3.
+  double page_walks = 0;
+};
+SweepCost HostSweepCost(const ThreadSweep& sweep);
 
 /// The share of `threads` pool threads a grid of `blocks` keeps busy: tasks are
 /// min(blocks, 4 x threads) equal runs of blocks, dealt to threads, so both the tasks per

@@ -5,12 +5,15 @@
 #include <optional>
 #include <set>
 
+#include "compiler/emitters/element_loop.h"
 #include "compiler/hlo/tiling.h"
+#include "costmodel/warp_accesses.h"
 
 namespace tilesmith::costmodel {
 
 namespace {
 
+using namespace facts_internal;
 using emitters::KernelBuffer;
 using emitters::KernelIR;
 using emitters::LoopStmt;
@@ -73,168 +76,6 @@ int64_t Elements(const hlo::Shape& shape) {
     total += std::max<int64_t>(0, leaf->ElementCount());
   return total;
 }
-
-bool SameDims(const hlo::Shape& shape, std::span<const int64_t> dims) {
-  return shape.IsArray() &&
-         std::equal(shape.dims().begin(), shape.dims().end(), dims.begin(), dims.end());
-}
-
-// One buffer's bytes as addressed: the physical layout, or nothing for odd shapes.
-struct Addressing {
-  std::optional<hlo::PhysicalLayout> layout;
-  int64_t element_bits = 8;
-};
-
-std::optional<int64_t> ByteAddress(const Addressing& addressing, const hlo::Shape& shape,
-                                   std::span<const int64_t> index) {
-  if (!addressing.layout || static_cast<int64_t>(index.size()) != shape.rank()) return std::nullopt;
-  for (int64_t i = 0; i < shape.rank(); ++i) {
-    if (index[i] < 0 || index[i] >= shape.dim(i)) return std::nullopt;
-  }
-  return addressing.layout->LinearIndex(index) * addressing.element_bits / 8;
-}
-
-std::vector<int64_t> EvaluateAll(std::span<const analysis::AffineExpr> exprs,
-                                 std::span<const int64_t> dims) {
-  std::vector<int64_t> values;
-  for (const analysis::AffineExpr& expr : exprs) values.push_back(expr.Evaluate(dims, {}));
-  return values;
-}
-
-bool PredicatesHold(std::span<const emitters::Predicate> predicates,
-                    std::span<const int64_t> dims) {
-  return std::all_of(predicates.begin(), predicates.end(), [&](const emitters::Predicate& p) {
-    return p.range.Contains(p.expr.Evaluate(dims, {}));
-  });
-}
-
-// The symbol points a warp instruction covers: every symbol at its first value, the last
-// one (a thread's vector lanes when its range is small) over its whole range.
-std::vector<std::vector<int64_t>> VectorPoints(const analysis::IndexingMap& map) {
-  std::vector<int64_t> first;
-  for (const analysis::SymbolVar& symbol : map.symbols()) first.push_back(symbol.range.lower);
-  std::vector<std::vector<int64_t>> points = {first};
-  if (first.empty()) return points;
-  const analysis::Interval& last = map.symbols().back().range;
-  if (map.symbols().back().kind != analysis::SymbolKind::kRange || last.upper - last.lower >= 16) {
-    return points;
-  }
-  points.clear();
-  for (int64_t v = last.lower; v <= last.upper; ++v) {
-    first.back() = v;
-    points.push_back(first);
-  }
-  return points;
-}
-
-int64_t VectorExtent(const analysis::IndexingMap& map) {
-  return static_cast<int64_t>(VectorPoints(map).size());
-}
-
-double SymbolPoints(const analysis::IndexingMap& map) {
-  double points = 1;
-  for (const analysis::SymbolVar& symbol : map.symbols()) {
-    if (symbol.kind == analysis::SymbolKind::kRange && !symbol.range.IsEmpty()) {
-      points *= static_cast<double>(symbol.range.upper - symbol.range.lower + 1);
-    }
-  }
-  return points;
-}
-
-// The byte addresses of every global access of `loop`, per buffer, for the lanes of warp 0.
-class WarpAccessCollector {
- public:
-  explicit WarpAccessCollector(const KernelIR& kernel) : kernel_(kernel) {
-    for (const KernelBuffer& buffer : kernel.buffers) {
-      Addressing addressing;
-      if (buffer.shape.IsArray()) {
-        if (auto layout = hlo::PhysicalLayout::Create(buffer.shape)) {
-          addressing.element_bits = layout->element_bits();
-          addressing.layout = std::move(*layout);
-        }
-      }
-      addressing_.push_back(std::move(addressing));
-    }
-  }
-
-  std::map<int64_t, std::vector<int64_t>> Collect(const LoopStmt& loop) const {
-    std::map<int64_t, std::vector<int64_t>> addresses;
-    for (int64_t lane = 0; lane < kernel_.launch.threads_per_block() && lane < 32; ++lane) {
-      std::vector<int64_t> dims = LaneDims(kernel_.launch, 0, lane);
-      for (const std::vector<int64_t>& symbols : VectorPoints(loop.map)) {
-        if (!loop.map.Contains(dims, symbols)) continue;
-        std::vector<int64_t> results = loop.map.Evaluate(dims, symbols);
-        for (const emitters::BodyStmt& stmt : loop.body) AddStmt(stmt, results, &addresses);
-      }
-    }
-    return addresses;
-  }
-
-  int64_t ElementBytes(int64_t buffer) const {
-    return std::max<int64_t>(1, addressing_[buffer].element_bits / 8);
-  }
-
- private:
-  void Add(int64_t buffer, std::span<const int64_t> index,
-           std::map<int64_t, std::vector<int64_t>>* addresses) const {
-    if (auto address = ByteAddress(addressing_[buffer], kernel_.buffers[buffer].shape, index)) {
-      (*addresses)[buffer].push_back(*address);
-    }
-  }
-
-  // The input buffers read at `index` itself: parameters reached from `roots` through
-  // elementwise ops of the same dims only (a transpose or broadcast on the way reads
-  // elsewhere, and is left out).
-  void AddInputs(std::span<const hlo::HloInstruction* const> roots, std::span<const int64_t> dims,
-                 std::span<const int64_t> index,
-                 std::map<int64_t, std::vector<int64_t>>* addresses) const {
-    std::vector<const hlo::HloInstruction*> stack(roots.begin(), roots.end());
-    std::set<const hlo::HloInstruction*> seen;
-    while (!stack.empty()) {
-      const hlo::HloInstruction* instruction = stack.back();
-      stack.pop_back();
-      if (!seen.insert(instruction).second || !SameDims(instruction->shape(), dims)) continue;
-      if (instruction->opcode() == HloOpcode::kParameter) {
-        for (size_t b = 0; b < kernel_.buffers.size(); ++b) {
-          const KernelBuffer& buffer = kernel_.buffers[b];
-          if (!buffer.is_output && buffer.leaf < 0 &&
-              buffer.index == instruction->parameter_number()) {
-            Add(static_cast<int64_t>(b), index, addresses);
-          }
-        }
-      } else if (hlo::IsElementwise(instruction->opcode())) {
-        for (const hlo::HloInstruction* operand : instruction->operands()) stack.push_back(operand);
-      }
-    }
-  }
-
-  void AddStmt(const emitters::BodyStmt& stmt, std::span<const int64_t> results,
-               std::map<int64_t, std::vector<int64_t>>* addresses) const {
-    if (const auto* store = std::get_if<emitters::StoreStmt>(&stmt)) {
-      if (PredicatesHold(store->predicates, results)) {
-        Add(store->buffer, EvaluateAll(store->indices, results), addresses);
-      }
-    } else if (const auto* call = std::get_if<emitters::CallStmt>(&stmt)) {
-      const emitters::KernelFunction& function = kernel_.functions[call->function];
-      if (function.roots.empty() || !function.roots[0]->shape().IsArray()) return;
-      AddInputs(function.roots, function.roots[0]->shape().dims(),
-                EvaluateAll(call->indices, results), addresses);
-    } else if (const auto* reduce = std::get_if<emitters::ReduceStmt>(&stmt)) {
-      if (!reduce->from_shared.empty() || reduce->hero == nullptr) return;
-      const hlo::Shape& operand = reduce->hero->operand(0)->shape();
-      std::vector<const hlo::HloInstruction*> all;
-      for (const auto& instruction : kernel_.fusion->instructions())
-        all.push_back(instruction.get());
-      for (const std::vector<int64_t>& point : VectorPoints(reduce->elements)) {
-        if (!reduce->elements.Contains(results, point)) continue;
-        AddInputs(all, operand.dims(), reduce->elements.Evaluate(results, point), addresses);
-      }
-    }
-  }
-
-  const KernelIR& kernel_;
-  std::vector<Addressing> addressing_;
-};
 
 }  // namespace
 
@@ -394,13 +235,42 @@ int64_t KernelVectorWidth(const KernelIR& kernel) {
   return 1;
 }
 
-double KernelThreadSteps(const KernelIR& kernel) {
+std::vector<double> PhaseThreads(const KernelIR& kernel) {
   double threads = static_cast<double>(kernel.launch.block_count()) *
                    static_cast<double>(kernel.launch.threads_per_block());
-  double steps = 0;
+  std::vector<double> running;
   for (const emitters::Phase& phase : kernel.phases) {
-    for (const LoopStmt& loop : phase.loops) {
-      steps += threads * SymbolPoints(loop.map) / static_cast<double>(VectorExtent(loop.map));
+    // From a phase with an arrival on, only the last of each `arrivals` blocks runs.
+    if (phase.arrival)
+      threads /= static_cast<double>(std::max<int64_t>(1, phase.arrival->arrivals));
+    running.push_back(threads);
+  }
+  return running;
+}
+
+double KernelThreadSteps(const KernelIR& kernel) {
+  std::vector<double> threads = PhaseThreads(kernel);
+  double steps = 0;
+  for (size_t p = 0; p < kernel.phases.size(); ++p) {
+    for (const LoopStmt& loop : kernel.phases[p].loops) {
+      steps += threads[p] * SymbolPoints(loop.map) / static_cast<double>(VectorExtent(loop.map));
+    }
+  }
+  return steps;
+}
+
+double HostSegmentSteps(const KernelIR& kernel) {
+  std::vector<double> threads = PhaseThreads(kernel);
+  double steps = 0;
+  for (size_t p = 0; p < kernel.phases.size(); ++p) {
+    for (const LoopStmt& loop : kernel.phases[p].loops) {
+      double shuffles = static_cast<double>(
+          std::count_if(loop.body.begin(), loop.body.end(), [](const emitters::BodyStmt& stmt) {
+            return std::holds_alternative<emitters::ShuffleStmt>(stmt);
+          }));
+      if (shuffles == 0) continue;
+      // A thread loop per segment at every point, lanes of the vector included.
+      steps += threads[p] * SymbolPoints(loop.map) * (shuffles + 1);
     }
   }
   return steps;
@@ -429,6 +299,106 @@ bool ThreadsVectorize(const KernelIR& kernel) {
     }
   }
   return !kernel.phases.empty();
+}
+
+}  // namespace tilesmith::costmodel
+
+namespace tilesmith::costmodel {
+
+namespace {
+
+// Lines (64 bytes) and pages (4 KiB) of (buffer, byte address) pairs.
+struct DistinctUnits {
+  std::set<std::pair<int64_t, int64_t>> lines, pages;
+  void Add(const std::map<int64_t, std::vector<int64_t>>& addresses) {
+    for (const auto& [buffer, bytes] : addresses) {
+      for (int64_t address : bytes) {
+        lines.insert({buffer, address / kHostLineBytes});
+        pages.insert({buffer, address / kHostPageBytes});
+      }
+    }
+  }
+};
+
+// The points of the first reduce statement reading global memory, or 1 when it has none:
+// a thread's walk reads them all at each point of its loop.
+double ReducePointsOf(const LoopStmt& loop) {
+  for (const emitters::BodyStmt& stmt : loop.body) {
+    const auto* reduce = std::get_if<emitters::ReduceStmt>(&stmt);
+    if (reduce != nullptr && reduce->from_shared.empty()) return SymbolPoints(reduce->elements);
+  }
+  return 1;
+}
+
+}  // namespace
+
+std::vector<ThreadSweep> KernelThreadSweeps(const KernelIR& kernel) {
+  WarpAccessCollector collector(kernel);
+  const emitters::LaunchGrid& launch = kernel.launch;
+  std::vector<double> phase_threads = PhaseThreads(kernel);
+  int64_t neighbours = std::min<int64_t>(launch.threads_per_block(), kHostNeighbourThreads);
+  std::vector<ThreadSweep> sweeps;
+  for (size_t p = 0; p < kernel.phases.size(); ++p) {
+    const emitters::Phase& phase = kernel.phases[p];
+    double threads = phase_threads[p];
+    ThreadSweep sweep;
+    sweep.threads = threads;
+    // Lines of the phase's walk per set of L1 and per page offset of L2 (buffers start
+    // page-aligned, so equal offsets in different buffers compete), weighted by the loop's
+    // extrapolation.
+    std::map<int64_t, double> l1_sets, l2_offsets;
+    for (const LoopStmt& loop : phase.loops) {
+      double loop_points = SymbolPoints(loop.map);
+      double reduce_points = ReducePointsOf(loop);
+      std::vector<std::vector<int64_t>> points = AllPoints(
+          loop.map, std::max<int64_t>(1, kMaxSweepPoints / static_cast<int64_t>(reduce_points)));
+      if (points.empty()) continue;
+      int64_t reduce_cap =
+          std::max<int64_t>(1, kMaxSweepPoints / static_cast<int64_t>(points.size()));
+      // Thread 0's walk, extrapolated from the accesses evaluated.
+      std::map<int64_t, std::vector<int64_t>> walk;
+      collector.AddThread(loop, LaneDims(launch, 0, 0), points, &walk, true, reduce_cap);
+      DistinctUnits own;
+      own.Add(walk);
+      double scale = loop_points / static_cast<double>(points.size()) * reduce_points /
+                     std::min(reduce_points, static_cast<double>(reduce_cap));
+      double lines = static_cast<double>(own.lines.size()) * scale;
+      for (const auto& [buffer, line] : own.lines) {
+        l1_sets[line % kHostL1Sets] += scale;
+        l2_offsets[line % (kHostPageBytes / kHostLineBytes)] += scale;
+      }
+      // How many neighbouring threads touch each line: their first points side by side.
+      DistinctUnits together;
+      double touches = 0;
+      for (int64_t t = 0; t < neighbours; ++t) {
+        std::map<int64_t, std::vector<int64_t>> first;
+        collector.AddThread(loop, LaneDims(launch, t / 32, t % 32), std::span(&points.front(), 1),
+                            &first, true, 16);
+        DistinctUnits mine;
+        mine.Add(first);
+        touches += static_cast<double>(mine.lines.size());
+        together.Add(first);
+      }
+      double shared_by =
+          together.lines.empty() ? 1 : touches / static_cast<double>(together.lines.size());
+      sweep.lines += lines;
+      sweep.pages += static_cast<double>(own.pages.size()) * scale;
+      sweep.line_touches += threads * lines;
+      sweep.neighbour_touches += threads * lines * (1 - 1 / std::max(1.0, shared_by));
+    }
+    auto kept = [&](const std::map<int64_t, double>& sets, double lines_per_set) {
+      double held = 0;
+      for (const auto& [set, count] : sets) held += std::min(count, lines_per_set);
+      return sweep.lines > 0 ? held / sweep.lines : 1.0;
+    };
+    sweep.l1_kept = kept(l1_sets, kHostCacheWays);
+    // L2 is indexed by physical address: the lines of one page offset spread over the
+    // L2 sets whose low bits they fix, as the pages' frames fall.
+    sweep.l2_kept = kept(l2_offsets, static_cast<double>(kHostCacheWays * kHostL2Sets /
+                                                         (kHostPageBytes / kHostLineBytes)));
+    sweeps.push_back(sweep);
+  }
+  return sweeps;
 }
 
 }  // namespace tilesmith::costmodel

@@ -78,9 +78,20 @@ SharedTraffic KernelSharedTraffic(const emitters::KernelIR& kernel);
 /// extent: the last symbol when its range is at most 16), 1 when there is none.
 int64_t KernelVectorWidth(const emitters::KernelIR& kernel);
 
+/// The threads that run each phase: the grid's, divided by a phase's arrivals from the
+/// first phase with an arrival on (only the last of those blocks runs them).
+std::vector<double> PhaseThreads(const emitters::KernelIR& kernel);
+
 /// How many times a thread's loop body runs over the whole grid, a vector of elements
-/// counting once: blocks x threads x symbol points / vector, summed over loops.
+/// counting once: threads running the phase x symbol points / vector, summed over loops.
 double KernelThreadSteps(const emitters::KernelIR& kernel);
+
+/// The host's thread loops in loops with warp shuffles: it emulates a shuffle by ending a
+/// loop over the block's threads (each saving its value to a per-thread slot) and starting
+/// another (each reading its partner's slot), so such a loop runs one thread loop per
+/// segment between shuffles at every point of its symbols: blocks x threads x points x
+/// (shuffles + 1), summed over those loops (0 when there is no shuffle).
+double HostSegmentSteps(const emitters::KernelIR& kernel);
 
 /// Bytes per element the kernel computes in: its first output's type, narrow floats
 /// (f16, bf16, f8) widened to the f32 they are computed in; 1 for sub-byte integers.
@@ -90,5 +101,38 @@ int64_t ComputeElementBytes(const emitters::KernelIR& kernel);
 /// and only calls and stores): the host's loop over a block's threads is then the innermost
 /// loop, which the compiler vectorises across threads.
 bool ThreadsVectorize(const emitters::KernelIR& kernel);
+
+/// A host cache line and page, in bytes.
+inline constexpr int64_t kHostLineBytes = 64;
+inline constexpr int64_t kHostPageBytes = 4096;
+/// A core's L1 data and L2 caches as sets of 8 ways: 32 KiB and 512 KiB (typical x86 server
+/// cores; Zen 2-4, Intel since Skylake within 2x). L1 is indexed by the page offset, so a
+/// walk keeps at most 8 lines per set and a stride of a power of two keeps far fewer lines
+/// than its capacity; L2 keeps 128 lines per page offset (its 16 sets of that offset).
+inline constexpr int64_t kHostCacheWays = 8;
+inline constexpr int64_t kHostL1Sets = 64;
+inline constexpr int64_t kHostL2Sets = 1024;
+/// Neighbouring threads whose first accesses say how many threads share a line.
+inline constexpr int64_t kHostNeighbourThreads = 64;
+
+/// How one host thread walks memory in a phase. On the host a block's threads run one after
+/// another, each through all its points of the phase's loops before the next starts, so a
+/// line that neighbouring threads share (the GPU's coalesced access) is reused only if it
+/// is still cached when the next thread comes: when one thread's walk fits in the cache.
+/// Global buffers only: stores, atomics, parameters read at a call's index, and the input
+/// buffers of a reduce's operand (bitcasts keep their bytes' order); long walks are
+/// extrapolated from their first 4096 accesses.
+struct ThreadSweep {
+  double threads = 0;            ///< Threads of the grid, each walking once.
+  double lines = 0;              ///< Distinct lines one thread's walk touches.
+  double pages = 0;              ///< Distinct pages one thread's walk touches.
+  double line_touches = 0;       ///< Lines touched by all threads' walks (threads x lines).
+  double neighbour_touches = 0;  ///< Of those, the touches of a line a neighbouring thread
+                                 ///< touched first: from cache only if the walk fits.
+  double l1_kept = 1;            ///< Share of the walk's lines L1 holds until its end (each
+                                 ///< set keeps its last 8 lines: buffers start page-aligned).
+  double l2_kept = 1;            ///< The same for L2 (128 lines per page offset).
+};
+std::vector<ThreadSweep> KernelThreadSweeps(const emitters::KernelIR& kernel);
 
 }  // namespace tilesmith::costmodel

@@ -166,7 +166,7 @@ class ReductionKernelBuilder {
     buffer.shape = std::move(shape);
     buffer.fill = fill;
     buffer.is_scratch = true;
-    buffer.index = index;
+    buffer.index = -1;  // not a parameter or output number, so nothing takes it for one
     kernel_.buffers.push_back(std::move(buffer));
     return index;
   }
