@@ -44,6 +44,14 @@ int RunSpace(const cli::Args& args) {
   if (!free) return ReportError(free.error().message);
   auto space = tuner::BuildSpace(*loaded->module, device->info, *free);
   if (!space) return ReportError(space.error().message);
+  // A reduction's split strategies are reported apart: the tree pass and atomics are
+  // different kernels with different reducers allowed.
+  std::map<std::string, int64_t> strategies;
+  for (const tuner::Candidate& candidate : space->candidates) {
+    if (std::string strategy = tuner::SplitStrategy(candidate.config); !strategy.empty()) {
+      ++strategies[strategy];
+    }
+  }
   if (args.Has("json")) {
     json configs = json::array();
     for (const tuner::Candidate& candidate : space->candidates) {
@@ -60,6 +68,7 @@ int RunSpace(const cli::Args& args) {
                       {"valid", space->candidates.size()},
                       {"pruned_count", space->pruned.size()},
                       {"pruned_by_reason", space->pruned_by_reason},
+                      {"split_strategies", strategies},
                       {"configs", configs},
                       {"pruned", pruned}}
                      .dump(2)
@@ -72,6 +81,11 @@ int RunSpace(const cli::Args& args) {
             << " valid, " << space->pruned.size() << " pruned\n";
   for (const auto& [reason, count] : space->pruned_by_reason) {
     std::cout << "  pruned " << count << ": " << reason << "\n";
+  }
+  if (!strategies.empty()) {
+    std::cout << "splits    " << strategies["unsplit"] << " unsplit, " << strategies["atomic"]
+              << " atomic, " << strategies["tree"] << " tree";
+    std::cout << " (valid configs by how a split's parts combine)\n";
   }
   std::cout << "configs\n";
   for (const tuner::Candidate& candidate : space->candidates) {
@@ -296,6 +310,7 @@ Subcommand SpaceSubcommand() {
       .Switch("pruned", "also list every pruned config with its reason")
       .Switch("json",
               "print {target, device, emitter, size, valid, pruned_count, pruned_by_reason, "
+              "split_strategies, "
               "configs: [{config, default}], pruned: [{config, reason}]}")
       .Epilog(FusionInputHelp());
   return {std::move(command), &RunSpace};

@@ -15,6 +15,13 @@ int64_t Space::Find(const std::string& hash) const {
   return -1;
 }
 
+std::string SplitStrategy(const nlohmann::json& config) {
+  auto split = config.find("split");
+  if (split == config.end() || !split->is_number_integer()) return "";
+  if (split->get<int64_t>() <= 1) return "unsplit";
+  return config.value("second_pass", "atomic") == "tree" ? "tree" : "atomic";
+}
+
 std::string ReasonClass(const std::string& reason) {
   std::string out;
   for (size_t i = 0; i < reason.size(); ++i) {

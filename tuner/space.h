@@ -75,6 +75,10 @@ Expected<Space> BuildSpace(const analysis::FusionAnalysis& analysis,
 Expected<Space> BuildSpace(const hlo::HloModule& module, const emitters::DeviceInfo& device,
                            const FreeLayouts& free);
 
+/// How a config combines the parts of a split reduction: "unsplit", "atomic" or "tree";
+/// "" for a config without a `split` (not a reduction).
+std::string SplitStrategy(const nlohmann::json& config);
+
 /// `reason` with every run of digits replaced by N.
 std::string ReasonClass(const std::string& reason);
 

@@ -287,6 +287,32 @@ TEST_F(TuneCommandTest, SpaceListsConfigsAndPruningReasons) {
   EXPECT_NE(text.out.find("<- default"), std::string::npos);
 }
 
+TEST_F(TuneCommandTest, SpaceCountsAReductionsSplitStrategies) {
+  // An epilogue: atomics cannot combine its parts, the tree pass can.
+  std::ofstream(File("epilogue.hlo"))
+      << "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+         "  ROOT s = f32[] add(a, b)\n}\n"
+         "f {\n  p0 = f32[16,4096] parameter(0)\n  c0 = f32[] constant(0)\n"
+         "  r = f32[16] reduce(p0, c0), dimensions={1}, to_apply=add\n"
+         "  ROOT l = f32[16] log(r)\n}\n";
+  CommandRun run = Tilesmith("space epilogue.hlo --target host --json");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  json strategies = json::parse(run.out)["split_strategies"];
+  EXPECT_GT(strategies.value("unsplit", 0), 0) << strategies;
+  EXPECT_GT(strategies.value("tree", 0), 0) << strategies;
+  EXPECT_EQ(strategies.value("atomic", 0), 0) << strategies;
+  CommandRun text = Tilesmith("space epilogue.hlo --target host");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(
+      text.out.find(" unsplit, 0 atomic, " + std::to_string(strategies["tree"].get<int64_t>()) +
+                    " tree (valid configs by how a split's parts combine)"),
+      std::string::npos)
+      << text.out;
+  // Not a reduction: no line, an empty object.
+  CommandRun loop = Tilesmith("space " + Gelu() + " --target host --json");
+  EXPECT_TRUE(json::parse(loop.out)["split_strategies"].empty());
+}
+
 // Each measured trial's status and the layout its config gave `name`.
 std::vector<std::pair<std::string, std::string>> TrialLayouts(const std::string& path,
                                                               const std::string& name) {
