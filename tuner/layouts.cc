@@ -64,8 +64,21 @@ std::string ParameterProblem(const hlo::HloComputation& fusion, int64_t number) 
   return "";
 }
 
+// Why output `number`'s layout cannot be free, or "".
+std::string OutputProblem(const hlo::HloComputation& fusion, int64_t number) {
+  const hlo::HloInstruction* root = fusion.root();
+  if (root->opcode() == hlo::HloOpcode::kTuple) root = root->operand(number);
+  // As for a parameter: a bitcast's result is its operand's bytes reinterpreted, so another
+  // result layout would be another result.
+  if (root->opcode() == hlo::HloOpcode::kBitcast) {
+    return "out" + std::to_string(number) + " is bitcast '" + root->name() +
+           "', whose result depends on its layout; its layout cannot be free";
+  }
+  return "";
+}
+
 // Adds the parameter or output `name` to `free`, once; a scalar or vector (one layout) is
-// left out. A name the fusion does not have, or a parameter that cannot be free, is an error.
+// left out. A name the fusion does not have, or one that cannot be free, is an error.
 Status AddFreeName(const std::string& name, const hlo::HloComputation& fusion, FreeLayouts& free) {
   int64_t parameters = fusion.parameter_count();
   int64_t outputs = OutputCount(fusion);
@@ -92,6 +105,9 @@ Status AddFreeName(const std::string& name, const hlo::HloComputation& fusion, F
     }
     const hlo::Shape& shape = OutputShape(fusion, number);
     if (shape.IsTuple() || shape.rank() < 2) return OkStatus();
+    if (std::string problem = OutputProblem(fusion, number); !problem.empty()) {
+      return InvalidArgument(prefix + problem);
+    }
     if (std::find(free.outputs.begin(), free.outputs.end(), number) == free.outputs.end()) {
       free.outputs.push_back(number);
     }

@@ -81,7 +81,7 @@ TEST(LayoutsTest, FreeLayoutsNameRealParametersAndOutputs) {
   EXPECT_FALSE(ParseFreeLayouts("p-1", fusion).has_value());
 }
 
-TEST(LayoutsTest, TupleParametersAndBitcastOperandsCannotBeFree) {
+TEST(LayoutsTest, TupleParametersAndBitcastsCannotBeFree) {
   auto tuple = Parse(R"(fusion {
   p0 = (f32[4,8], f32[4,8]) parameter(0)
   a = f32[4,8] get-tuple-element(p0), index=0
@@ -101,6 +101,21 @@ TEST(LayoutsTest, TupleParametersAndBitcastOperandsCannotBeFree) {
   EXPECT_NE(ErrorOf(ParseFreeLayouts("p0", *bitcast->fusion())).find("read by bitcast 'b'"),
             std::string::npos)
       << ErrorOf(ParseFreeLayouts("p0", *bitcast->fusion()));
+  // The same holds for a bitcast's own layout when it is an output, alone or in a tuple.
+  EXPECT_NE(ErrorOf(ParseFreeLayouts("out0", *bitcast->fusion())).find("out0 is bitcast 'b'"),
+            std::string::npos)
+      << ErrorOf(ParseFreeLayouts("out0", *bitcast->fusion()));
+  auto outputs = Parse(R"(fusion {
+  p0 = f32[4,8]{1,0} parameter(0)
+  b = f32[8,4]{1,0} bitcast(p0)
+  n = f32[4,8]{1,0} negate(p0)
+  ROOT t = (f32[4,8]{1,0}, f32[8,4]{1,0}) tuple(n, b)
+})");
+  ASSERT_NE(outputs, nullptr);
+  EXPECT_EQ(ParseFreeLayouts("out0", *outputs->fusion())->outputs, std::vector<int64_t>{0});
+  EXPECT_NE(ErrorOf(ParseFreeLayouts("out1", *outputs->fusion())).find("out1 is bitcast 'b'"),
+            std::string::npos)
+      << ErrorOf(ParseFreeLayouts("out1", *outputs->fusion()));
   // Scalars and vectors have one layout: nothing to choose.
   auto vector = Parse("fusion {\n  p0 = f32[8] parameter(0)\n  ROOT n = f32[8] negate(p0)\n}");
   ASSERT_NE(vector, nullptr);
