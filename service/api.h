@@ -99,8 +99,6 @@ class Api {
     nlohmann::json answer;
   };
   Found Find(const nlohmann::json& query, const nlohmann::json& defaults);
-  // One query's answer (status 200, 404, 400 or 500) as JSON with a "status" field.
-  nlohmann::json Answer(const nlohmann::json& query, const nlohmann::json& defaults);
   const ServedTarget* FindTarget(const std::string& name) const;
   Expected<const ServedTarget*> TargetOf(const nlohmann::json& body,
                                          const nlohmann::json& defaults) const;
