@@ -158,12 +158,21 @@ class WarpAccessCollector {
                 EvaluateAll(call->indices, results), addresses);
     } else if (const auto* reduce = std::get_if<emitters::ReduceStmt>(&stmt)) {
       if (!reduce->from_shared.empty() || reduce->hero == nullptr) return;
+      std::vector<std::vector<int64_t>> points =
+          sweep ? AllPoints(reduce->elements, reduce_points) : VectorPoints(reduce->elements);
+      if (!reduce->from_buffers.empty()) {
+        // A split's last level reads the partials other blocks stored, not the operands.
+        for (const std::vector<int64_t>& point : points) {
+          if (!reduce->elements.Contains(results, point)) continue;
+          std::vector<int64_t> index = reduce->elements.Evaluate(results, point);
+          for (int64_t buffer : reduce->from_buffers) Add(buffer, index, addresses);
+        }
+        return;
+      }
       const hlo::Shape& operand = reduce->hero->operand(0)->shape();
       std::vector<const hlo::HloInstruction*> all;
       for (const auto& instruction : kernel_.fusion->instructions())
         all.push_back(instruction.get());
-      std::vector<std::vector<int64_t>> points =
-          sweep ? AllPoints(reduce->elements, reduce_points) : VectorPoints(reduce->elements);
       const OperandStreams* streams = sweep ? &StreamsOf(reduce->hero) : nullptr;
       for (const std::vector<int64_t>& point : points) {
         if (!reduce->elements.Contains(results, point)) continue;

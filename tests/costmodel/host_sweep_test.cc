@@ -6,6 +6,7 @@
 
 #include "costmodel/host_model.h"
 #include "costmodel/kernel_facts.h"
+#include "costmodel/warp_accesses.h"
 #include "tests/costmodel/kernel_test_util.h"
 
 namespace tilesmith::costmodel {
@@ -159,6 +160,36 @@ TEST(HostSweepTest, LongColumnWalksRankBehindShortOnes) {
   EXPECT_GT(one->microseconds, sixteen->microseconds);
   EXPECT_GT(one->breakdown["sweep_miss_us"].get<double>(),
             sixteen->breakdown["sweep_miss_us"].get<double>());
+}
+
+TEST(HostSweepTest, ATreeSplitsLastLevelReadsThePartialsNotTheOperand) {
+  // The partials f32[4,1024] have the operand's rank, so reading them as the operand would
+  // count addresses of p0 that the last level never touches.
+  auto tree = Emit(R"(
+%add {
+  %x = f32[] parameter(0)
+  %y = f32[] parameter(1)
+  ROOT %s = f32[] add(%x, %y)
+}
+f {
+  p0 = f32[1024,512] parameter(0)
+  zero = f32[] constant(0)
+  ROOT r = f32[1024] reduce(p0, zero), dimensions={1}, to_apply=%add
+})",
+                   {{"split", 4}, {"second_pass", "tree"}}, "host");
+  ASSERT_TRUE(tree.kernel.phases.back().arrival.has_value());
+  facts_internal::WarpAccessCollector collector(tree.kernel);
+  std::map<int64_t, std::vector<int64_t>> addresses =
+      collector.Collect(tree.kernel.phases.back().loops.front());
+  ASSERT_FALSE(addresses.empty());
+  for (const auto& [buffer, touched] : addresses) {
+    EXPECT_FALSE(tree.kernel.buffers[buffer].is_parameter()) << tree.kernel.buffers[buffer].name;
+  }
+  int64_t partials = -1;
+  for (size_t b = 0; b < tree.kernel.buffers.size(); ++b) {
+    if (tree.kernel.buffers[b].name.starts_with("partials")) partials = static_cast<int64_t>(b);
+  }
+  EXPECT_TRUE(addresses.contains(partials));
 }
 
 }  // namespace
