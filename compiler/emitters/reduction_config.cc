@@ -91,7 +91,8 @@ std::vector<int64_t> PartialsDims(const FusionAnalysis& analysis, const Reductio
   return {config.threads_y, config.threads_x * config.vector + 1};
 }
 
-int64_t ArrivalFlagBytes(const ReductionConfig& config);
+// The s32 flag through which the last block to arrive tells its threads (tree splits).
+int64_t ArrivalFlagBytes(const ReductionConfig& config) { return config.tree ? 4 : 0; }
 
 int64_t SharedBytes(const FusionAnalysis& analysis, const ReductionConfig& config) {
   std::vector<int64_t> dims = PartialsDims(analysis, config);
@@ -106,8 +107,6 @@ int64_t SharedBytes(const FusionAnalysis& analysis, const ReductionConfig& confi
   }
   return bytes;
 }
-
-int64_t ArrivalFlagBytes(const ReductionConfig& config) { return config.tree ? 4 : 0; }
 
 int64_t BlockCount(const FusionAnalysis& analysis, const ReductionConfig& config) {
   const std::array<int64_t, 3>& dims = analysis.reduction->dimensions;

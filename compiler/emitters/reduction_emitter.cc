@@ -234,7 +234,7 @@ class ReductionKernelBuilder {
     }
     first.loops.push_back(std::move(loop));
     int64_t warps = c.threads_x / kWarp;
-    TS_RETURN_IF_ERROR(SharedPass(
+    TS_RETURN_IF_ERROR(GroupPass(
         second, /*slots=*/c.threads_y, /*partials=*/warps,
         [](AffineExpr slot, AffineExpr k) {
           return std::vector{slot, k};
@@ -287,7 +287,7 @@ class ReductionKernelBuilder {
                                        AffineExpr::Constant(0),
                                        block_id.Mod(column_blocks) * columns + slot};
     };
-    TS_RETURN_IF_ERROR(SharedPass(
+    TS_RETURN_IF_ERROR(GroupPass(
         second, /*slots=*/columns, /*partials=*/c.threads_y,
         [](AffineExpr slot, AffineExpr k) {
           return std::vector{k, slot};
@@ -302,13 +302,6 @@ class ReductionKernelBuilder {
     if (!config_.tree) return OkStatus();
     phase.arrival = arrival_;
     return GroupPass(phase, slots, config_.split, nullptr, kept);
-  }
-
-  // Phase 2: `slots` outputs per block, each with `partials` values in shared memory
-  // (`at(slot, k)`; `kept(slot, block)` gives the output's coordinates).
-  Status SharedPass(Phase& phase, int64_t slots, int64_t partials, const SharedIndex& at,
-                    const KeptCoordinates& kept) {
-    return GroupPass(phase, slots, partials, at, kept);
   }
 
   // A group of G lanes (a power of two up to a warp) reduces each of `slots` outputs: lane g
