@@ -4,7 +4,11 @@
 // bandwidth they reach (every buffer's bytes over the time, caches flushed before each run so
 // that inputs smaller than the last-level cache come from memory too). Goal: the best >= 50%.
 //
-//   emitter_bench [--quick] [--json OUT]
+// `--config JSON` (repeatable) also measures that config (over the default) in every case
+// where it is valid, and `--only TEXT` keeps the cases whose name contains TEXT: a change to
+// one config family compares side by side with the default in one run.
+//
+//   emitter_bench [--quick] [--only TEXT] [--config JSON]... [--json OUT]
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -51,9 +55,11 @@ struct Result {
   double best_fraction = 0;
   int64_t configs = 0;
   nlohmann::json best_config;
+  std::vector<std::pair<nlohmann::json, double>> named;  // --config fractions, valid ones
 };
 
-Result Measure(const Case& c, double copy, int repetitions, int64_t sample) {
+Result Measure(const Case& c, double copy, int repetitions, int64_t sample,
+               const std::vector<nlohmann::json>& named) {
   auto module = tilesmith::hlo::ParseHloModule(c.text, c.name);
   if (!module) tilesmith::bench::Fail(module.error().message);
   const tilesmith::hlo::HloComputation& fusion = *(*module)->fusion();
@@ -72,6 +78,12 @@ Result Measure(const Case& c, double copy, int repetitions, int64_t sample) {
   std::shuffle(valid.begin(), valid.end(), random);
   int64_t count = std::min<int64_t>(sample, static_cast<int64_t>(valid.size()));
   configs.insert(configs.end(), valid.begin(), valid.begin() + count);
+  size_t sampled = configs.size();
+  for (const nlohmann::json& config : named) {
+    nlohmann::json merged = configs.front();
+    merged.merge_patch(config);
+    if (tilesmith::emitters::ValidateConfig(analysis, merged, device)) configs.push_back(merged);
+  }
   Result result;
   result.name = c.name;
   result.emitter = std::string(tilesmith::emitters::EmitterFor(analysis).name());
@@ -81,6 +93,7 @@ Result Measure(const Case& c, double copy, int repetitions, int64_t sample) {
     PreparedKernel prepared = tilesmith::bench::Prepare(fusion, analysis, *arguments, configs[i]);
     double fraction = prepared.bytes / prepared.TimeFromMemory(repetitions) / copy;
     if (i == 0) result.default_fraction = fraction;
+    if (i >= sampled) result.named.push_back({configs[i], fraction});
     if (fraction > result.best_fraction) {
       result.best_fraction = fraction;
       result.best_config = configs[i];
@@ -94,13 +107,21 @@ Result Measure(const Case& c, double copy, int repetitions, int64_t sample) {
 int main(int argc, char** argv) {
   bool quick = false;
   std::string json_path;
+  std::string only;
+  std::vector<nlohmann::json> named;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--quick") == 0) {
       quick = true;
     } else if (std::strcmp(argv[i], "--json") == 0 && i + 1 < argc) {
       json_path = argv[++i];
+    } else if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
+      only = argv[++i];
+    } else if (std::strcmp(argv[i], "--config") == 0 && i + 1 < argc) {
+      named.push_back(nlohmann::json::parse(argv[++i], nullptr, /*allow_exceptions=*/false));
+      if (!named.back().is_object()) tilesmith::bench::Fail("--config takes a JSON object");
     } else {
-      std::fprintf(stderr, "usage: emitter_bench [--quick] [--json OUT]\n");
+      std::fprintf(stderr,
+                   "usage: emitter_bench [--quick] [--only TEXT] [--config JSON]... [--json OUT]\n");
       return 2;
     }
   }
@@ -124,10 +145,15 @@ int main(int argc, char** argv) {
               "best config");
   nlohmann::json out = {{"copy_bytes_per_second", copy}, {"fusions", nlohmann::json::array()}};
   for (const Case& c : cases) {
-    Result r = Measure(c, copy, repetitions, sample);
+    if (c.name.find(only) == std::string::npos) continue;
+    Result r = Measure(c, copy, repetitions, sample, named);
     std::printf("%-28s %-10s %8lld %8.0f%% %8.0f%%  %s\n", r.name.c_str(), r.emitter.c_str(),
                 static_cast<long long>(r.configs), 100 * r.default_fraction, 100 * r.best_fraction,
                 r.best_config.dump().c_str());
+    for (const auto& [config, fraction] : r.named) {
+      std::printf("%-28s %-10s %8s %9s %8.0f%%  %s\n", "", "", "", "--config", 100 * fraction,
+                  config.dump().c_str());
+    }
     std::fflush(stdout);
     out["fusions"].push_back({{"name", r.name},
                               {"emitter", r.emitter},
@@ -136,6 +162,10 @@ int main(int argc, char** argv) {
                               {"default_fraction_of_copy", r.default_fraction},
                               {"best_fraction_of_copy", r.best_fraction},
                               {"best_config", r.best_config}});
+    for (const auto& [config, fraction] : r.named) {
+      out["fusions"].back()["configs_asked"].push_back(
+          {{"config", config}, {"fraction_of_copy", fraction}});
+    }
   }
   if (!json_path.empty()) std::ofstream(json_path) << out.dump(2) << "\n";
   return 0;

@@ -61,7 +61,10 @@ std::vector<const HloInstruction*> TransposeHeroes(const FusionAnalysis& analysi
 
 int64_t ElementBytes(hlo::PrimitiveType type) { return std::max(1, (hlo::BitWidth(type) + 7) / 8); }
 
+// Rows along tile_out and columns along tile_in; a packed tile is stored transposed, its
+// rows along tile_in, so that phase 2 reads each thread's run of output elements packed.
 std::vector<int64_t> SharedDims(const Geometry& geometry, const TransposeConfig& config) {
+  if (config.packed) return {config.tile_in, config.tile_out + config.shared_padding};
   std::vector<int64_t> dims = {config.tile_out, config.tile_in + config.shared_padding};
   if (geometry.keeps_minor) dims.push_back(geometry.carried);
   return dims;
@@ -220,15 +223,19 @@ class TransposeKernelBuilder {
 
   // Loop results: the normalised input index (phase 1) or output index (phase 2), then the
   // tile coordinates (row along tile_out, column along tile_in, carried element).
+  // Packed, phase 1 reads `vector` consecutive rows per pass (symbol 2): a thread holds a
+  // vector x vector sub-tile, whose columns it stores as the packed tile's rows.
   LoopStmt Loop(bool first_phase) {
     const TransposeConfig& c = config_;
     int64_t rank = geometry_.rank();
     int64_t columns = (first_phase ? c.tile_in : c.tile_out) * geometry_.carried / c.vector;
     int64_t rows = c.threads / columns;
     int64_t tile_rows = first_phase ? c.tile_out : c.tile_in;
+    int64_t sub_rows = c.packed && first_phase ? c.vector : 1;
     AffineExpr thread = AffineExpr::Dim(kThreadIdX);
     AffineExpr column = thread.Mod(columns) * c.vector + AffineExpr::Symbol(1);
     AffineExpr row = thread.FloorDiv(columns) + AffineExpr::Symbol(0) * rows;
+    if (sub_rows > 1) row = row * sub_rows + AffineExpr::Symbol(2);
     int64_t carried = geometry_.carried;
     AffineExpr along = carried == 1 ? column : column.FloorDiv(carried);
     AffineExpr element = carried == 1 ? AffineExpr::Constant(0) : column.Mod(carried);
@@ -261,8 +268,9 @@ class TransposeKernelBuilder {
     std::vector<Interval> dims = {Interval::ForSize(c.threads), Interval::Point(0),
                                   Interval::Point(0),           Interval::ForSize(stride),
                                   Interval::Point(0),           Interval::Point(0)};
-    std::vector<analysis::SymbolVar> symbols = {{Interval::ForSize(CeilDiv(tile_rows, rows))},
-                                                {Interval::ForSize(c.vector)}};
+    std::vector<analysis::SymbolVar> symbols = {
+        {Interval::ForSize(CeilDiv(tile_rows, rows * sub_rows))}, {Interval::ForSize(c.vector)}};
+    if (sub_rows > 1) symbols.push_back({Interval::ForSize(sub_rows)});
     // Partial tiles: rows past the tile, and elements past the swapped dims' ends.
     std::vector<analysis::Constraint> constraints = {
         {row, Interval::ForSize(tile_rows)},
@@ -277,9 +285,10 @@ class TransposeKernelBuilder {
     return LoopStmt{std::move(map), {}};
   }
 
-  // The shared tile's index at the loop's tile coordinates.
+  // The shared tile's index at the loop's tile coordinates (SharedDims' order).
   std::vector<AffineExpr> TileIndex() const {
     int64_t rank = geometry_.rank();
+    if (config_.packed) return {index_[rank + 1], index_[rank]};
     int64_t coordinates = geometry_.keeps_minor ? 3 : 2;
     return std::vector<AffineExpr>(index_.begin() + rank, index_.begin() + rank + coordinates);
   }
@@ -307,8 +316,11 @@ class TransposeKernelBuilder {
 }  // namespace
 
 nlohmann::json TransposeConfig::ToJson() const {
-  return {{"tile_in", tile_in}, {"tile_out", tile_out}, {"rows_per_pass", rows_per_pass},
-          {"threads", threads}, {"vector", vector},     {"shared_padding", shared_padding}};
+  nlohmann::json json = {{"tile_in", tile_in}, {"tile_out", tile_out},
+                         {"rows_per_pass", rows_per_pass}, {"threads", threads},
+                         {"vector", vector},   {"shared_padding", shared_padding}};
+  if (packed) json["packed"] = true;
+  return json;
 }
 
 Expected<TransposeConfig> TransposeConfig::FromJson(const nlohmann::json& json,
@@ -323,12 +335,17 @@ Expected<TransposeConfig> TransposeConfig::FromJson(const nlohmann::json& json,
       {"vector", &TransposeConfig::vector},
       {"shared_padding", &TransposeConfig::shared_padding}};
   for (const auto& [key, value] : json.items()) {
+    if (key == "packed") {
+      if (!value.is_boolean()) return InvalidArgument("transpose config field 'packed' is true or false");
+      config.packed = value.get<bool>();
+      continue;
+    }
     auto field = std::find_if(fields.begin(), fields.end(),
                               [&](const auto& entry) { return key == entry.first; });
     if (field == fields.end()) {
       return InvalidArgument("unknown transpose config field '" + key +
                              "' (tile_in, tile_out, rows_per_pass, threads, vector, "
-                             "shared_padding)");
+                             "shared_padding, packed)");
     }
     if (!value.is_number_integer()) {
       return InvalidArgument("transpose config field '" + key + "' must be an integer");
@@ -368,6 +385,24 @@ TransposeConfig DefaultTransposeConfig(const FusionAnalysis& analysis, const Dev
   return config;
 }
 
+namespace {
+
+Status ValidatePacked(const TransposeConfig& config, const Geometry& geometry) {
+  if (geometry.keeps_minor) {
+    return InvalidArgument("packed needs a transpose that moves the minor dim; this one keeps it "
+                           "and already reads and writes it whole");
+  }
+  if (config.vector < 2) return InvalidArgument("packed needs vector >= 2, not 1");
+  if (config.shared_padding % config.vector != 0) {
+    return InvalidArgument("packed needs shared_padding a multiple of vector=" +
+                           std::to_string(config.vector) + " (whole packed runs), not " +
+                           std::to_string(config.shared_padding));
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
 Status ValidateTransposeConfig(const TransposeConfig& config, const FusionAnalysis& analysis,
                                const DeviceInfo& device) {
   if (!analysis.transpose) {
@@ -375,6 +410,7 @@ Status ValidateTransposeConfig(const TransposeConfig& config, const FusionAnalys
   }
   nlohmann::json fields = config.ToJson();
   for (const auto& [key, value] : fields.items()) {
+    if (!value.is_number_integer()) continue;
     int64_t lowest = key == "shared_padding" ? 0 : 1;
     if (value.get<int64_t>() < lowest) {
       return InvalidArgument(key + "=" + value.dump() + " must be at least " +
@@ -385,6 +421,7 @@ Status ValidateTransposeConfig(const TransposeConfig& config, const FusionAnalys
     return InvalidArgument("vector=" + std::to_string(config.vector) + " is not 1, 2, 4 or 8");
   }
   Geometry geometry = GeometryOf(*analysis.transpose);
+  if (config.packed) TS_RETURN_IF_ERROR(ValidatePacked(config, geometry));
   int64_t in_row = config.tile_in * geometry.carried;
   int64_t out_row = config.tile_out * geometry.carried;
   if (in_row % config.vector != 0 || out_row % config.vector != 0) {
@@ -468,20 +505,35 @@ class TransposeEmitter final : public Emitter {
     std::vector<SpaceEntry> space;
     TransposeConfig base = DefaultTransposeConfig(analysis, device);
     int64_t carried = analysis.transpose ? GeometryOf(*analysis.transpose).carried : 1;
+    auto add = [&](int64_t tile_in, int64_t tile_out, int64_t rows, int64_t vector,
+                   int64_t padding, bool packed) {
+      TransposeConfig config = base;
+      config.tile_in = tile_in;
+      config.tile_out = tile_out;
+      config.rows_per_pass = rows;
+      config.vector = vector;
+      config.shared_padding = padding;
+      config.packed = packed;
+      config.threads = tile_in * carried / vector * rows;
+      Status valid = ValidateTransposeConfig(config, analysis, device);
+      space.push_back({config.ToJson(), valid ? "" : valid.error().message});
+    };
     for (int64_t tile_in : {16, 32, 64}) {
       for (int64_t tile_out : {16, 32, 64}) {
         for (int64_t rows : {1, 2, 4, 8}) {
           for (int64_t vector : {1, 2, 4}) {
-            for (int64_t padding : {0, 1}) {
-              TransposeConfig config = base;
-              config.tile_in = tile_in;
-              config.tile_out = tile_out;
-              config.rows_per_pass = rows;
-              config.vector = vector;
-              config.shared_padding = padding;
-              config.threads = tile_in * carried / vector * rows;
-              Status valid = ValidateTransposeConfig(config, analysis, device);
-              space.push_back({config.ToJson(), valid ? "" : valid.error().message});
+            for (int64_t padding : {0, 1}) add(tile_in, tile_out, rows, vector, padding, false);
+          }
+        }
+      }
+    }
+    // Packed variants come after, so that the configs above keep their order.
+    for (int64_t tile_in : {32, 64}) {
+      for (int64_t tile_out : {32, 64}) {
+        for (int64_t rows : {1, 2, 4, 8}) {
+          for (int64_t vector : {2, 4}) {
+            for (int64_t padding : {int64_t{0}, vector}) {
+              add(tile_in, tile_out, rows, vector, padding, true);
             }
           }
         }

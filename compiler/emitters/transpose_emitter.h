@@ -27,10 +27,15 @@ struct TransposeConfig {
   int64_t threads = 128;
   int64_t vector = 1;          // consecutive elements per thread step, both phases
   int64_t shared_padding = 1;  // extra elements per shared row against bank conflicts
+  // Each thread moves vector x vector sub-tiles, transposing them in registers, so both
+  // phases touch the shared tile in packed runs of `vector` elements (one 32-bit word for
+  // 16-bit types at vector 2, 8-bit at 4): no strided shared accesses, no sub-word banks.
+  bool packed = false;
 
   nlohmann::json ToJson() const;
   /// Reads `{"tile_in": 32, "tile_out": 32, "rows_per_pass": 4, "threads": 128, "vector":
-  /// 1, "shared_padding": 1}`; missing fields keep `base`'s values, unknown ones are errors.
+  /// 1, "shared_padding": 1[, "packed": true]}`; missing fields keep `base`'s values, unknown
+  /// ones are errors. `packed` is written only when true, so other configs keep their keys.
   static Expected<TransposeConfig> FromJson(const nlohmann::json& json,
                                             const TransposeConfig& base);
   friend bool operator==(const TransposeConfig&, const TransposeConfig&) = default;

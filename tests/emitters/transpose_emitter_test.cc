@@ -101,11 +101,15 @@ TEST(TransposeEmitterTest, SpaceKeepsPrunedConfigsWithTheirReason) {
   auto module = Parse(kKeepsMinor);
   analysis::FusionAnalysis analysis = analysis::AnalyzeFusion(*module->fusion());
   std::vector<SpaceEntry> space = EmitterFor(analysis).Space(analysis, H100());
-  EXPECT_EQ(space.size(), 3u * 3u * 4u * 3u * 2u);
+  // The unpacked grid, then the packed one (tiles 32/64, rows 1-8, vector 2/4, padding 0/v).
+  EXPECT_EQ(space.size(), 3u * 3u * 4u * 3u * 2u + 2u * 2u * 4u * 2u * 2u);
   std::map<std::string, int> reasons;
   int valid = 0;
   for (const SpaceEntry& entry : space) {
-    if (entry.valid()) {
+    if (entry.config.contains("packed")) {
+      EXPECT_NE(entry.pruned_reason.find("moves the minor dim"), std::string::npos)
+          << entry.config << ": a kept minor dim is already read and written whole";
+    } else if (entry.valid()) {
       ++valid;
       EXPECT_EQ(Reason(analysis, entry.config), "") << entry.config;
     } else if (entry.pruned_reason.find("over the limit 1024") != std::string::npos) {
@@ -204,6 +208,69 @@ TEST(TransposeEmitterTest, TilesRoundTripEveryElementWithPartialTiles) {
   ExpectTilesRoundTrip(
       kSmall102,
       {{"tile_in", 16}, {"tile_out", 32}, {"rows_per_pass", 2}, {"threads", 96}, {"vector", 1}});
+}
+
+TEST(TransposeEmitterTest, PackedIsWrittenOnlyWhenSetAndRoundTrips) {
+  auto module = Parse(kSpecExample);
+  analysis::FusionAnalysis analysis = analysis::AnalyzeFusion(*module->fusion());
+  TransposeConfig config = DefaultTransposeConfig(analysis, H100());
+  EXPECT_FALSE(config.ToJson().contains("packed")) << "stored keys of unpacked configs change";
+  config.packed = true;
+  config.vector = 2;
+  config.shared_padding = 2;
+  nlohmann::json json = config.ToJson();
+  EXPECT_EQ(json["packed"], true);
+  auto read = TransposeConfig::FromJson(json, TransposeConfig{});
+  ASSERT_TRUE(read.has_value()) << read.error().message;
+  EXPECT_EQ(*read, config);
+  EXPECT_NE(Reason(analysis, {{"packed", 1}}).find("'packed' is true or false"),
+            std::string::npos);
+}
+
+TEST(TransposeEmitterTest, PackedTilesAreStoredTransposedAndInvalidOnesSayWhy) {
+  auto module = Parse(kSpecExample);
+  analysis::FusionAnalysis analysis = analysis::AnalyzeFusion(*module->fusion());
+  nlohmann::json packed = {{"packed", true},   {"vector", 2},  {"shared_padding", 2},
+                           {"tile_in", 64},    {"tile_out", 32}, {"rows_per_pass", 4},
+                           {"threads", 128}};
+  auto kernel = EmitterFor(analysis).Emit(analysis, packed, H100());
+  ASSERT_TRUE(kernel.has_value()) << kernel.error().message;
+  // Rows along tile_in, so that phase 2's runs along the output's minor dim are contiguous.
+  EXPECT_EQ(kernel->shared[0].dims, (std::vector<int64_t>{64, 34}));
+  // Phase 1 holds a 2 x 2 sub-tile per step: passes, the vector lane, and the sub-row.
+  EXPECT_EQ(kernel->phases[0].loops[0].map.symbol_count(), 3);
+  EXPECT_EQ(kernel->phases[1].loops[0].map.symbol_count(), 2);
+  EXPECT_NE(Reason(analysis, {{"packed", true}}).find("packed needs vector >= 2"),
+            std::string::npos);
+  nlohmann::json odd_padding = packed;
+  odd_padding["shared_padding"] = 1;
+  EXPECT_NE(Reason(analysis, odd_padding).find("multiple of vector=2"), std::string::npos);
+  auto keeps_minor = Parse(kKeepsMinor);
+  analysis::FusionAnalysis keeps_analysis = analysis::AnalyzeFusion(*keeps_minor->fusion());
+  EXPECT_NE(Reason(keeps_analysis, {{"packed", true}, {"vector", 2}}).find("moves the minor dim"),
+            std::string::npos);
+}
+
+TEST(TransposeEmitterTest, PackedTilesRoundTripEveryElementWithPartialTiles) {
+  constexpr char kSmall021[] = R"(f {
+  p0 = f32[3,40,70] parameter(0)
+  ROOT t = f32[3,70,40] transpose(p0), dimensions={0,2,1}
+})";
+  constexpr char kSmall210[] = R"(f {
+  p0 = s16[20,6,34] parameter(0)
+  ROOT t = s16[34,6,20] transpose(p0), dimensions={2,1,0}
+})";
+  for (int64_t vector : {2, 4}) {
+    for (int64_t rows : {2, 4, 8}) {
+      nlohmann::json config = {{"packed", true},          {"vector", vector},
+                               {"shared_padding", vector}, {"tile_in", 32},
+                               {"tile_out", 64},          {"rows_per_pass", rows},
+                               {"threads", 32 / vector * rows}};
+      if (32 / vector * rows % 32 != 0) continue;
+      ExpectTilesRoundTrip(kSmall021, config);
+      ExpectTilesRoundTrip(kSmall210, config);
+    }
+  }
 }
 
 }  // namespace
