@@ -6,12 +6,16 @@
 // order needs on average, for comparison), and the same share for the `model` strategy
 // (tune's default: batches of 8 in the model's order, re-ranked after each by its
 // per-fusion correction) replayed on the timings. Then the learned model (costmodel/
-// learned_model.h) against the analytic one on the same timings, by 5-fold cross-validation
-// over fusions: each fusion ranked by trees trained without it.
+// learned_model.h, both objectives) against the analytic one on the same timings, by 5-fold
+// cross-validation over fusions: each fusion ranked by trees trained without it, scores
+// averaged over `--seeds` seeds, and the `model` strategy replayed on that ranking too.
 // `--save-timings FILE` writes every fusion's measured times per config (JSON);
 // `--timings FILE` replays such a file instead of measuring (kernels are only emitted to
-// Kernel IR, never compiled or run), so model changes compare on the same timings.
-//   model_bench [--quick] [--detail] [--json OUT] [--save-timings FILE | --timings FILE]
+// Kernel IR, never compiled or run; configs the file did not time are skipped and counted),
+// so model changes compare on the same timings. `--detail` prints every config's timing,
+// prediction and terms on stderr, the default marked `*`.
+//   model_bench [--quick] [--detail] [--seeds N] [--json OUT]
+//               [--save-timings FILE | --timings FILE]
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -62,9 +66,18 @@ std::vector<int64_t> Sample(const tuner::Space& space, int64_t cap) {
   return picked;
 }
 
+// The measured sample of a fusion's space, as a strategy replay sees it.
+struct MeasuredSample {
+  tuner::Space space;            // the picked candidates only
+  bool default_timed = false;    // a replay may have no time for a grown space's default
+  std::vector<double> measured;  // µs, by candidate of `space`
+  double best_us = 0;
+};
+
 struct FusionResult {
   std::string name;
   int64_t configs = 0;
+  int64_t skipped = 0;  // a replay: sampled configs the timings file has no time for
   double spearman = 0;
   double share = 0;         // best-first by the model
   double random_share = 0;  // expected, random order
@@ -75,6 +88,7 @@ struct FusionResult {
   double best_us = 0;
   double predicted_best_us = 0;              // measured time of the model's top pick
   std::vector<costmodel::TrainingRow> rows;  // what the learned model learns from
+  std::optional<MeasuredSample> sample;      // for replays ranked by another model
 };
 
 bool detail = false;  // --detail: every config's timing, prediction and terms on stderr
@@ -125,6 +139,29 @@ nlohmann::json TimingsToJson(const SavedTimings& timings, bool quick,
   return {{"quick", quick}, {"calibration", calibration.ToJson()}, {"fusions", std::move(fusions)}};
 }
 
+// What a replay ranks: the sample a measuring run takes (Sample) when the timings file has a
+// time for each of its configs (the space is unchanged since the file was measured). When the
+// space gained configs, the sample lands on some the file never measured: they are counted
+// in `skipped`, never guessed, and the replay ranks the file's configs that are still in the
+// space instead, in space order with the default last (where Sample puts a default it did
+// not land on), so that ties keep the order they had when the file was measured.
+std::vector<int64_t> ReplayedSample(const tuner::Space& space, int64_t cap,
+                                    const std::map<std::string, double>& timings,
+                                    int64_t& skipped) {
+  auto timed = [&](int64_t index) {
+    return timings.contains(space.candidates[index].config.dump());
+  };
+  std::vector<int64_t> sampled = Sample(space, cap);
+  skipped = std::count_if(sampled.begin(), sampled.end(), [&](int64_t i) { return !timed(i); });
+  if (skipped == 0) return sampled;
+  std::vector<int64_t> picked;
+  for (int64_t index = 0; index < static_cast<int64_t>(space.candidates.size()); ++index) {
+    if (index != space.default_index && timed(index)) picked.push_back(index);
+  }
+  if (timed(space.default_index)) picked.push_back(space.default_index);
+  return picked;
+}
+
 // The model's predictions of a (sampled) space, for a strategy to rank by.
 class FixedRanking : public tuner::Ranking {
  public:
@@ -135,46 +172,60 @@ class FixedRanking : public tuner::Ranking {
   std::vector<double> predicted_;
 };
 
-// Replays the `model` strategy over the measured sample: it asks for batches of 8, is told
-// their measured times, and the share is how many it had asked for when the first config
-// within 5% of the best was told. `found` is false when it stopped (converged) first.
-std::pair<double, bool> ReplayModelStrategy(const tuner::Space& space,
-                                            const std::vector<int64_t>& picked,
-                                            const std::vector<double>& predicted,
-                                            const std::vector<double>& measured, double best_us,
-                                            const tuner::ModelGuidedOptions& options) {
-  tuner::Space sample = space;
-  sample.candidates.clear();
-  sample.default_index = 0;
+MeasuredSample MakeMeasuredSample(const tuner::Space& space, const std::vector<int64_t>& picked,
+                                  std::vector<double> measured) {
+  MeasuredSample sample{space, false, std::move(measured), 0};
+  sample.space.candidates.clear();
+  sample.space.default_index = 0;
   for (size_t i = 0; i < picked.size(); ++i) {
-    if (picked[i] == space.default_index) sample.default_index = static_cast<int64_t>(i);
-    sample.candidates.push_back(space.candidates[picked[i]]);
+    if (picked[i] == space.default_index) {
+      sample.space.default_index = static_cast<int64_t>(i);
+      sample.default_timed = true;
+    }
+    sample.space.candidates.push_back(space.candidates[picked[i]]);
   }
+  sample.best_us = *std::min_element(sample.measured.begin(), sample.measured.end());
+  return sample;
+}
+
+// Replays the `model` strategy over the measured sample, ranked by `predicted`: it asks for
+// batches of 8, is told their measured times, and the share is how many it had asked for
+// when the first config within 5% of the best was told. `found` is false when it stopped
+// (converged) first.
+std::pair<double, bool> ReplayModelStrategy(const MeasuredSample& sample,
+                                            const std::vector<double>& predicted,
+                                            const tuner::ModelGuidedOptions& options) {
+  const std::vector<double>& measured = sample.measured;
+  const double good_us = 1.05 * sample.best_us;
+  const double size = static_cast<double>(measured.size());
   FixedRanking ranking(predicted);
   std::unique_ptr<tuner::Strategy> strategy =
-      tuner::MakeModelGuidedStrategy(sample, 0, ranking, options);
+      tuner::MakeModelGuidedStrategy(sample.space, 0, ranking, options);
   int64_t asked = 0;
   auto tell = [&](const std::vector<int64_t>& batch) {
     std::vector<tuner::TrialOutcome> outcomes;
     bool good = false;
     for (int64_t index : batch) {
       outcomes.push_back({index, true, measured[index]});
-      good |= measured[index] <= 1.05 * best_us;
+      good |= measured[index] <= good_us;
     }
     strategy->Tell(outcomes);
     return good;
   };
-  // As a tune does: the default first, then the strategy's batches.
-  ++asked;
-  if (tell({sample.default_index})) return {static_cast<double>(asked) / picked.size(), true};
+  // As a tune does: the default first (unless a replay has no time for it), then the
+  // strategy's batches.
+  if (sample.default_timed) {
+    ++asked;
+    if (tell({sample.space.default_index})) return {static_cast<double>(asked) / size, true};
+  }
   while (true) {
     std::vector<int64_t> batch = strategy->Ask(8);
     if (batch.empty()) return {1.0, false};
     for (size_t k = 0; k < batch.size(); ++k) {
       ++asked;
-      if (measured[batch[k]] <= 1.05 * best_us) {
+      if (measured[batch[k]] <= good_us) {
         tell(batch);
-        return {static_cast<double>(asked) / picked.size(), true};
+        return {static_cast<double>(asked) / size, true};
       }
     }
     tell(batch);
@@ -200,13 +251,19 @@ Expected<FusionResult> RunFusion(const std::string& path, const tuner::Device& d
   costmodel::DeviceFigures figures{device.info, device.cache_bytes};
   std::vector<double> measured, predicted;
   std::vector<costmodel::TrainingRow> rows;
-  std::vector<int64_t> picked = Sample(space, cap);
   std::string name = FusionName(path);
   const std::map<std::string, double>* replayed = nullptr;
+  int64_t skipped = 0;
+  std::vector<int64_t> picked;
   if (replay != nullptr) {
     auto it = replay->find(name);
     if (it == replay->end()) return MakeError(ErrorCode::kNotFound, "no saved timings for " + name);
     replayed = &it->second;
+    picked = ReplayedSample(space, cap, *replayed, skipped);
+    if (picked.size() < 2)
+      return MakeError(ErrorCode::kNotFound, "too few saved timings for " + name);
+  } else {
+    picked = Sample(space, cap);
   }
   auto host = emitters::DeviceInfo::ForTarget(emitters::Target::Host());
   for (int64_t index : picked) {
@@ -239,13 +296,15 @@ Expected<FusionResult> RunFusion(const std::string& path, const tuner::Device& d
     if (detail) {
       nlohmann::json terms = prediction.breakdown;
       terms.erase("calibration");
-      std::fprintf(stderr, "  %10.1f %10.1f  %s  %s\n", measured.back(), predicted.back(),
-                   candidate.config.dump().c_str(), terms.dump().c_str());
+      std::fprintf(stderr, "%c %10.1f %10.1f  %s  %s\n", index == space.default_index ? '*' : ' ',
+                   measured.back(), predicted.back(), candidate.config.dump().c_str(),
+                   terms.dump().c_str());
     }
   }
   FusionResult result;
   result.name = name;
   result.configs = static_cast<int64_t>(measured.size());
+  result.skipped = skipped;
   result.spearman = costmodel::Spearman(predicted, measured);
   result.rows = std::move(rows);
   result.best_us = *std::min_element(measured.begin(), measured.end());
@@ -265,18 +324,117 @@ Expected<FusionResult> RunFusion(const std::string& path, const tuner::Device& d
   // A random order's first good config: position (n + 1) / (good + 1) on average.
   double n = static_cast<double>(measured.size());
   result.random_share = (n + 1) / (good + 1) / n;
+  result.sample = MakeMeasuredSample(space, picked, measured);
   std::tie(result.model_share, result.model_found) =
-      ReplayModelStrategy(space, picked, predicted, measured, result.best_us, {});
-  std::tie(result.plain_share, result.plain_found) =
-      ReplayModelStrategy(space, picked, predicted, measured, result.best_us,
-                          {.trust = std::numeric_limits<double>::infinity()});
+      ReplayModelStrategy(*result.sample, predicted, {});
+  std::tie(result.plain_share, result.plain_found) = ReplayModelStrategy(
+      *result.sample, predicted, {.trust = std::numeric_limits<double>::infinity()});
   return result;
+}
+
+// One model's cross-validated scores, averaged over the learned model's seeds: on a few
+// hundred rows, one seed's trees differ from another's by about 0.02 in Spearman.
+struct AveragedScores {
+  std::string model;
+  int runs = 0;
+  double spearman = 0, spearman_min = 1, spearman_max = -1, kendall = 0, top1 = 0, median_top1 = 0,
+         top5 = 0;
+  double strategy_share = 0;   // median share of the `model` strategy ranked by this model
+  double strategy_missed = 0;  // fusions it stopped short on
+
+  void Add(const costmodel::ModelScores& scores, double share, double missed) {
+    model = scores.model;
+    double n = ++runs;
+    auto mean = [&](double& into, double value) { into += (value - into) / n; };
+    mean(spearman, scores.spearman);
+    mean(kendall, scores.kendall);
+    mean(top1, scores.top1_regret);
+    mean(median_top1, scores.median_top1_regret);
+    mean(top5, scores.top5_regret);
+    mean(strategy_share, share);
+    mean(strategy_missed, missed);
+    spearman_min = std::min(spearman_min, scores.spearman);
+    spearman_max = std::max(spearman_max, scores.spearman);
+  }
+  nlohmann::json ToJson() const {
+    return {{"model", model},
+            {"spearman", spearman},
+            {"spearman_seeds", {spearman_min, spearman_max}},
+            {"kendall", kendall},
+            {"top1_regret", top1},
+            {"median_top1_regret", median_top1},
+            {"top5_regret", top5},
+            {"median_model_share", strategy_share},
+            {"model_strategy_missed", strategy_missed}};
+  }
+};
+
+struct SeedScores {
+  AveragedScores analytic, learned;
+  std::string description;  // the last fold's learned model
+};
+
+// The `model` strategy replayed over every fusion, ranked by `predicted_us` (rows in
+// `results` order): its median share and how many fusions it stopped short on.
+std::pair<double, double> ReplayAll(const std::vector<FusionResult>& results,
+                                    const std::vector<double>& predicted_us) {
+  std::vector<double> shares;
+  double missed = 0;
+  size_t next = 0;
+  for (const FusionResult& r : results) {
+    std::vector<double> predicted(predicted_us.begin() + next,
+                                  predicted_us.begin() + next + r.rows.size());
+    next += r.rows.size();
+    auto [share, found] = ReplayModelStrategy(*r.sample, predicted, {});
+    shares.push_back(share);
+    missed += !found;
+  }
+  return {Median(shares), missed};
+}
+
+// Cross-validates a learned model of `objective` over fusions once per seed, and replays
+// the `model` strategy ranked by each held-out prediction (what a tune ranks with once a
+// stored model was trained on other fusions).
+Expected<SeedScores> CrossValidateSeeds(const std::vector<FusionResult>& results,
+                                        const std::vector<costmodel::TrainingRow>& rows, int folds,
+                                        int seeds, costmodel::Objective objective,
+                                        const costmodel::HostCalibration& calibration) {
+  SeedScores scores;
+  for (int seed = 0; seed < seeds; ++seed) {
+    costmodel::LearnedModelOptions options;
+    options.min_rows = 50;  // a bench run holds a few hundred rows, not a tuned fleet's
+    options.min_fusions = 3;
+    options.objective = objective;
+    options.seed = static_cast<uint64_t>(seed);
+    TS_ASSIGN_OR_RETURN(
+        costmodel::Evaluation evaluation,
+        costmodel::CrossValidate(
+            rows, folds, [&] { return std::make_unique<costmodel::HostModel>(calibration); },
+            options));
+    auto [share, missed] = ReplayAll(results, evaluation.heldout_learned_us);
+    scores.analytic.Add(evaluation.analytic, 0, 0);
+    scores.learned.Add(evaluation.learned, share, missed);
+    scores.description = evaluation.learned_description;
+  }
+  return scores;
+}
+
+void PrintScores(const AveragedScores& scores, const std::string& label) {
+  std::string name = label.empty() ? scores.model : scores.model + " " + label;
+  char range[32] = "";
+  if (scores.spearman_max > scores.spearman_min) {
+    std::snprintf(range, sizeof(range), "%.3f-%.3f", scores.spearman_min, scores.spearman_max);
+  }
+  std::printf("%-28s %9.3f %13s %9.3f %12.1f%% %12.1f%% %12.1f%% %6.1f%%+%.0f\n", name.c_str(),
+              scores.spearman, range, scores.kendall, 100 * scores.top1, 100 * scores.median_top1,
+              100 * scores.top5, 100 * scores.strategy_share, scores.strategy_missed);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   bool quick = false;
+  int seeds = 3;
   std::string json_path, save_path, replay_path;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -290,9 +448,11 @@ int main(int argc, char** argv) {
       save_path = argv[++i];
     } else if (arg == "--timings" && i + 1 < argc) {
       replay_path = argv[++i];
+    } else if (arg == "--seeds" && i + 1 < argc) {
+      seeds = std::max(1, std::atoi(argv[++i]));
     } else {
       bench::Fail(
-          "usage: model_bench [--quick] [--detail] [--json OUT] [--save-timings FILE | "
+          "usage: model_bench [--quick] [--detail] [--seeds N] [--json OUT] [--save-timings FILE | "
           "--timings FILE]");
     }
   }
@@ -365,12 +525,20 @@ int main(int argc, char** argv) {
     std::printf("%-48s %7lld %9.3f %8.1f%% %9s %9s %8.1f%% %11.1f %11.1f\n", r.name.c_str(),
                 static_cast<long long>(r.configs), r.spearman, 100 * r.share, model_share,
                 plain_share, 100 * r.random_share, r.best_us, r.predicted_best_us);
+    if (r.skipped > 0) {
+      std::printf(
+          "%-48s replay: %lld sampled configs have no saved timing (new since the file "
+          "was measured): skipped\n",
+          "", static_cast<long long>(r.skipped));
+    }
     std::fflush(stdout);
     results.push_back(r);
   }
   std::vector<double> rho, share, random_share, model_share, plain_share;
-  int64_t missed = 0, plain_missed = 0;
+  int64_t missed = 0, plain_missed = 0, skipped = 0, skipped_fusions = 0;
   for (const FusionResult& r : results) {
+    skipped += r.skipped;
+    skipped_fusions += r.skipped > 0;
     rho.push_back(r.spearman);
     share.push_back(r.share);
     random_share.push_back(r.random_share);
@@ -386,6 +554,11 @@ int main(int argc, char** argv) {
       results.size(), Median(rho), 100 * Median(share), 100 * Median(model_share),
       static_cast<long long>(missed), 100 * Median(plain_share),
       static_cast<long long>(plain_missed), 100 * Median(random_share));
+  if (replay) {
+    std::printf(
+        "replay: %lld sampled configs in %lld fusions had no saved timing and were skipped\n",
+        static_cast<long long>(skipped), static_cast<long long>(skipped_fusions));
+  }
   if (!save_path.empty()) {
     std::ofstream(save_path) << TimingsToJson(saved, quick, model.calibration()).dump(1) << "\n";
     std::fprintf(stderr, "timings saved to %s\n", save_path.c_str());
@@ -395,29 +568,35 @@ int main(int argc, char** argv) {
   std::vector<costmodel::TrainingRow> all_rows;
   for (const FusionResult& r : results)
     all_rows.insert(all_rows.end(), r.rows.begin(), r.rows.end());
-  costmodel::LearnedModelOptions options;
-  options.min_rows = 50;  // a bench run holds a few hundred rows, not a tuned fleet's
-  options.min_fusions = 3;
   int folds = std::min<int>(5, static_cast<int>(results.size()));
-  nlohmann::json learned_json;
-  auto evaluation = costmodel::CrossValidate(
-      all_rows, folds, [&] { return std::make_unique<costmodel::HostModel>(model.calibration()); },
-      options);
-  if (!evaluation) {
-    std::printf("learned model: not evaluated: %s\n", evaluation.error().message.c_str());
-  } else {
-    std::printf("\n%d-fold cross-validation over fusions (%s):\n", folds,
-                evaluation->learned_description.c_str());
-    std::printf("%-18s %9s %9s %13s %13s %13s\n", "model", "spearman", "kendall", "top1_regret",
-                "median_top1", "top5_regret");
-    for (const costmodel::ModelScores* scores : {&evaluation->analytic, &evaluation->learned}) {
-      std::printf("%-18s %9.3f %9.3f %12.1f%% %12.1f%% %12.1f%%\n", scores->model.c_str(),
-                  scores->spearman, scores->kendall, 100 * scores->top1_regret,
-                  100 * scores->median_top1_regret, 100 * scores->top5_regret);
+  nlohmann::json learned_json = {{"folds", folds}, {"seeds", seeds}};
+  std::printf("\n%d-fold cross-validation over fusions, means over %d seeds:\n", folds, seeds);
+  std::printf("%-28s %9s %13s %9s %13s %13s %13s %9s\n", "model", "spearman", "(seeds)", "kendall",
+              "top1_regret", "median_top1", "top5_regret", "strategy");
+  bool analytic_printed = false;
+  for (costmodel::Objective objective :
+       {costmodel::Objective::kLogTime, costmodel::Objective::kPairwise}) {
+    auto scores =
+        CrossValidateSeeds(results, all_rows, folds, seeds, objective, model.calibration());
+    if (!scores) {
+      std::printf("learned model: not evaluated: %s\n", scores.error().message.c_str());
+      break;
     }
-    learned_json = evaluation->ToJson();
-    learned_json["folds"] = folds;
+    if (!analytic_printed) {
+      scores->analytic.strategy_share = Median(model_share);
+      scores->analytic.strategy_missed = static_cast<double>(missed);
+      PrintScores(scores->analytic, "");
+      learned_json["analytic"] = scores->analytic.ToJson();
+      analytic_printed = true;
+    }
+    PrintScores(scores->learned, std::string(costmodel::ObjectiveName(objective)));
+    nlohmann::json& learned = learned_json[std::string(costmodel::ObjectiveName(objective))];
+    learned = scores->learned.ToJson();
+    learned["description"] = scores->description;
   }
+  std::printf(
+      "(strategy: median share of the space the `model` strategy measures before a config "
+      "within 5%% of the best, ranked by that model; stopped short: +N)\n");
   if (!json_path.empty()) {
     nlohmann::json rows = nlohmann::json::array();
     for (const FusionResult& r : results) {

@@ -219,15 +219,20 @@ Expected<Prediction> HostModel::Predict(const emitters::KernelIR& kernel,
   bool across_threads = ThreadsVectorize(kernel);
   int64_t vector =
       across_threads ? device.info.simd_bytes / element_bytes : KernelVectorWidth(kernel);
-  double simd = SimdEfficiency(vector, element_bytes, device.info.simd_bytes);
+  double simd = SimdEfficiency(vector, element_bytes, device.info.simd_bytes) *
+                (across_threads ? kHostAcrossThreadsSimdShare : 1.0);
   double flops = KernelFlops(kernel);
   double compute_us =
       flops / (c.thread_flops_per_us * simd * static_cast<double>(std::max<int64_t>(1, busy))) /
       parallel;
   double per_thread = 1.0 / static_cast<double>(std::max<int64_t>(1, busy)) / parallel;
-  double steps = KernelThreadSteps(kernel) / (across_threads ? std::max<int64_t>(1, vector) : 1);
+  // Threads vectorised together step together, as many as the lanes filled.
+  double steps =
+      KernelThreadSteps(kernel) /
+      (across_threads ? std::max(1.0, static_cast<double>(vector) * kHostAcrossThreadsSimdShare)
+                      : 1.0);
   double segment_steps = HostSegmentSteps(kernel);
-  double step_us = (steps + segment_steps) * kHostThreadStepUs * per_thread;
+  double step_us = (steps * kHostThreadStepUs + segment_steps * kHostSegmentStepUs) * per_thread;
   SweepCost sweep;
   for (const ThreadSweep& phase : KernelThreadSweeps(kernel)) {
     SweepCost cost = HostSweepCost(phase);

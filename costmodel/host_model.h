@@ -39,6 +39,18 @@ const HostCalibration& CachedHostCalibration(int64_t cache_bytes);
 /// Per-step cost of one thread of a block on the host (the loop over thread ids, index
 /// arithmetic), in microseconds.
 inline constexpr double kHostThreadStepUs = 0.002;
+/// Per-step cost of a thread in one of the extra thread loops a warp shuffle splits a loop
+/// into (`HostSegmentSteps`): such a step saves one value to its thread's slot or reads its
+/// partner's, without a plain step's index arithmetic. A quarter of a plain step: on 15 host
+/// reductions' timings (model_bench, two runs), charging them as plain steps ranked configs
+/// with many shuffle segments (wide rows, tall column tiles) far too slow.
+inline constexpr double kHostSegmentStepUs = 0.0005;
+/// The share of the SIMD lanes the loop vectoriser fills when it vectorises a straight-line
+/// thread body across the block's threads (each lane's ids and addresses are computed
+/// apart, and its loads gathered unless they happen to be contiguous). Measured on the GELU
+/// fusions of model_bench: such configs run 1.8x the time the model gives explicit full
+/// vectors of the same fusion (scale fitted on the other configs, two runs).
+inline constexpr double kHostAcrossThreadsSimdShare = 0.55;
 
 /// The 4 KiB pages a core's second-level TLB maps (Zen 2-4: 2048-3072).
 inline constexpr double kHostTlbPages = 2048;

@@ -37,12 +37,13 @@ Expected<TrainingRow> MakeTrainingRow(std::string fusion, const emitters::Kernel
 /// fusions unlike any they were trained on — trees cannot extrapolate, a correction can.
 enum class Objective {
   /// reg:squarederror on log(measured µs): predicts times, so `predict` can show them and a
-  /// tuner can compare a predicted gain with the measurement noise. The default because the
-  /// ranking evidence does not separate the two: on 32 host fusions (30 random configs each,
-  /// timed on a loaded 2-core machine, 5-fold cross-validation over fusions) both had mean
-  /// Spearman 0.02-0.11 and median top-1 regret ~84%, within noise of each other. With a tie
-  /// on ranking, the objective that gives real times wins. Rerun `tilesmith model eval
-  /// --folds 5 --objective pairwise` on clean data to revisit.
+  /// tuner can compare a predicted gain with the measurement noise. The default, though it
+  /// ranks worse: on 30 host fusions (48 configs each, two timing runs, 5-fold
+  /// cross-validation over fusions, 3 seeds; bench/model_bench) it had mean Spearman 0.42 and
+  /// 0.37 against pairwise's 0.50 and 0.41, and top-5 regret 21% / 25% against 20% / 24%.
+  /// But pairwise's "µs" are only an order: for 80% of held-out configs they were off by
+  /// factors of 0.09 to 3.8 (log-time's 0.4 to 2.2), and `predict`, `/v1/query` and a CUDA
+  /// tune without a GPU answer with them as times.
   kLogTime,
   /// rank:pairwise within each fusion on -log(measured µs): only the order within a fusion
   /// is learned; the "µs" it reports are exp(-score), comparable within one fusion only.

@@ -123,12 +123,16 @@ Expected<Evaluation> CrossValidate(const std::vector<TrainingRow>& rows, int fol
   evaluation.learned_trained = true;
   std::vector<TrainingRow> scored;
   std::vector<double> analytic_us, learned_us;
+  evaluation.heldout_learned_us.assign(rows.size(), 0.0);
   std::string analytic_name, learned_name;
   int64_t train_rows = 0, train_fusions = 0;
   for (int fold = 0; fold < folds; ++fold) {
     std::vector<TrainingRow> train, test;
-    for (const TrainingRow& row : rows) {
-      (fold_of[row.fusion] == fold ? test : train).push_back(row);
+    std::vector<size_t> test_rows;  // input positions of `test`
+    for (size_t i = 0; i < rows.size(); ++i) {
+      bool held = fold_of[rows[i].fusion] == fold;
+      (held ? test : train).push_back(rows[i]);
+      if (held) test_rows.push_back(i);
     }
     train_rows += static_cast<int64_t>(train.size());
     train_fusions += FusionCount(train);
@@ -143,6 +147,7 @@ Expected<Evaluation> CrossValidate(const std::vector<TrainingRow>& rows, int fol
     for (size_t i = 0; i < test.size(); ++i) {
       analytic_us.push_back(test[i].analytic_us);
       learned_us.push_back(predicted[i]);
+      evaluation.heldout_learned_us[test_rows[i]] = predicted[i];
       scored.push_back(std::move(test[i]));
     }
   }

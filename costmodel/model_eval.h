@@ -43,6 +43,9 @@ struct Evaluation {
   bool learned_trained = false;     ///< False: below the threshold, the analytic answered.
   ModelScores analytic;
   ModelScores learned;
+  /// CrossValidate only: every input row's learned prediction (µs) by the fold's model that
+  /// never saw the row's fusion, in input order (a held-out ranking to replay a search with).
+  std::vector<double> heldout_learned_us;
   nlohmann::json ToJson() const;
 };
 

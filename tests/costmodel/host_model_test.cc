@@ -104,11 +104,62 @@ TEST(HostModelTest, StraightLineThreadsVectoriseAcrossThreads) {
       Emit(testing::kElementwise, {{"vector", 1}, {"chunks", 2}}, "host").kernel, Host(), nullptr);
   EXPECT_TRUE(across->breakdown["vectorised_across_threads"].get<bool>());
   EXPECT_FALSE(chunked->breakdown["vectorised_across_threads"].get<bool>());
-  EXPECT_DOUBLE_EQ(across->breakdown["simd_efficiency"].get<double>(), 1.0);
+  // The vectoriser fills a share of the lanes across threads; the chunked body runs scalar.
+  EXPECT_DOUBLE_EQ(across->breakdown["simd_efficiency"].get<double>(), kHostAcrossThreadsSimdShare);
   EXPECT_DOUBLE_EQ(chunked->breakdown["compute_us"].get<double>(),
-                   8 * across->breakdown["compute_us"].get<double>());
+                   8 * kHostAcrossThreadsSimdShare * across->breakdown["compute_us"].get<double>());
   // 48 MiB at 40 GB/s bound the vectorised one; the scalar one is compute bound.
   EXPECT_GT(chunked->microseconds, 1.5 * across->microseconds);
+}
+
+TEST(HostModelTest, ExplicitFullVectorsComputeFasterThanVectorisingAcrossThreads) {
+  HostModel model(Fixed());
+  auto across = model.Predict(
+      Emit(testing::kElementwise, {{"vector", 1}, {"chunks", 1}}, "host").kernel, Host(), nullptr);
+  auto explicit_vector = model.Predict(
+      Emit(testing::kElementwise, {{"vector", 8}, {"chunks", 1}}, "host").kernel, Host(), nullptr);
+  ASSERT_TRUE(across.has_value() && explicit_vector.has_value());
+  EXPECT_FALSE(explicit_vector->breakdown["vectorised_across_threads"].get<bool>());
+  EXPECT_DOUBLE_EQ(explicit_vector->breakdown["simd_efficiency"].get<double>(), 1.0);
+  EXPECT_LT(explicit_vector->breakdown["compute_us"].get<double>(),
+            0.6 * across->breakdown["compute_us"].get<double>());
+  EXPECT_NEAR(explicit_vector->breakdown["compute_us"].get<double>(),
+              kHostAcrossThreadsSimdShare * across->breakdown["compute_us"].get<double>(),
+              1e-9 * across->breakdown["compute_us"].get<double>());
+}
+
+TEST(HostModelTest, ShuffleSegmentStepsCostLessThanPlainSteps) {
+  // A row reduction whose warps shuffle: the host runs a thread loop per segment.
+  constexpr char kRowReduce[] = R"(add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+f {
+  p0 = f32[256,4096] parameter(0)
+  z = f32[] constant(0)
+  ROOT r = f32[256] reduce(p0, z), dimensions={1}, to_apply=add
+})";
+  HostModel model(Fixed());
+  auto prediction = model.Predict(Emit(kRowReduce,
+                                       {{"threads_x", 32},
+                                        {"threads_y", 4},
+                                        {"vector", 1},
+                                        {"elements_per_thread", 1},
+                                        {"split", 1}},
+                                       "host")
+                                      .kernel,
+                                  Host(), nullptr);
+  ASSERT_TRUE(prediction.has_value()) << prediction.error().message;
+  const nlohmann::json& terms = prediction->breakdown;
+  double steps = terms["thread_steps"].get<double>();
+  double segments = terms["segment_steps"].get<double>();
+  ASSERT_GT(segments, 0) << "the warps' shuffles split the loop";
+  double per_thread =
+      1.0 / terms["busy_threads"].get<double>() / terms["parallel_efficiency"].get<double>();
+  EXPECT_DOUBLE_EQ(terms["thread_steps_us"].get<double>(),
+                   (steps * kHostThreadStepUs + segments * kHostSegmentStepUs) * per_thread);
+  EXPECT_LT(kHostSegmentStepUs, kHostThreadStepUs);
 }
 
 TEST(HostModelTest, RefusesAnUncalibratedMachine) {

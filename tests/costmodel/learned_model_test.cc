@@ -1,7 +1,8 @@
 // The learned model without a database: the analytic model answers (and says why) below
 // the data thresholds; trees trained on rows whose times depend on what the analytic model
 // misses rank held-out rows better than it; training is reproducible bit for bit; retrains
-// add a bounded number of trees.
+// add a bounded number of trees; cross-validation predicts each row by a model that never saw
+// its fusion.
 #include "costmodel/learned_model.h"
 
 #include <gtest/gtest.h>
@@ -101,6 +102,36 @@ TEST(LearnedModelTest, TreesLearnWhatTheAnalyticModelMissesOnHeldOutFusions) {
         << ", learned " << evaluation->learned.spearman;
     EXPECT_GT(evaluation->learned.spearman, 0.8) << ObjectiveName(objective);
     EXPECT_LE(evaluation->learned.top1_regret, evaluation->analytic.top1_regret);
+  }
+}
+
+TEST(LearnedModelTest, CrossValidationPredictsEveryRowByAModelThatNeverSawItsFusion) {
+  // Rows of fusions 0-5 interleaved; in 3 folds, fold 2 holds out fusion2 and fusion5.
+  std::vector<TrainingRow> grouped = ManyFusions(6), rows;
+  for (size_t k = 0; k < 15; ++k) {
+    for (size_t f = 0; f < 6; ++f) rows.push_back(grouped[f * 15 + k]);
+  }
+  auto evaluation = CrossValidate(
+      rows, 3, [] { return std::make_unique<GpuModel>(); }, Small());
+  ASSERT_TRUE(evaluation.has_value()) << evaluation.error().message;
+  EXPECT_TRUE(evaluation->learned_trained) << evaluation->learned_description;
+  EXPECT_EQ(evaluation->heldout_fusions, 6);
+  ASSERT_EQ(evaluation->heldout_learned_us.size(), rows.size());
+  // The same trees, trained here on the other folds' rows alone, predict fold 2's rows as
+  // the cross-validation did, each at its row's input position.
+  std::vector<TrainingRow> train, held;
+  std::vector<size_t> positions;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    bool in_fold = rows[i].fusion == "fusion2" || rows[i].fusion == "fusion5";
+    (in_fold ? held : train).push_back(rows[i]);
+    if (in_fold) positions.push_back(i);
+  }
+  LearnedModel model(std::make_unique<GpuModel>(), Small());
+  ASSERT_TRUE(model.Retrain(train).has_value());
+  auto predicted = model.PredictRows(held);
+  ASSERT_TRUE(predicted.has_value());
+  for (size_t k = 0; k < held.size(); ++k) {
+    EXPECT_DOUBLE_EQ(evaluation->heldout_learned_us[positions[k]], (*predicted)[k]) << k;
   }
 }
 
