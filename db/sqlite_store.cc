@@ -36,21 +36,7 @@ Expected<nlohmann::json> ParseStoredJson(const std::string& text, std::string_vi
   return value;
 }
 
-namespace {
-
 using sqlite::Statement;
-
-// The columns every measurement query selects, in ReadMeasurement's order. The same names
-// exist in `measurements JOIN configs` and in the best_results view.
-constexpr std::string_view kMeasurementColumns =
-    "uid, fingerprint, device_key, compiler_version, emitter, config_json, config_hash, "
-    "is_default, status, message, median_us, p20_us, p80_us, min_us, max_us, times_us, "
-    "compile_stats, verification_error, measured_at, job_id";
-constexpr int kMeasurementColumnCount = 20;
-
-constexpr std::string_view kDeviceColumns =
-    "target, compute_capability, name, cores, clock_mhz, memory_bandwidth_gbps, cache_bytes, "
-    "driver_version, toolkit_version";
 
 Expected<MeasurementRecord> ReadMeasurement(const Statement& row) {
   MeasurementRecord measurement;
@@ -81,6 +67,12 @@ Expected<MeasurementRecord> ReadMeasurement(const Statement& row) {
   measurement.job_id = row.Text(19);
   return measurement;
 }
+
+namespace {
+
+constexpr std::string_view kDeviceColumns =
+    "target, compute_capability, name, cores, clock_mhz, memory_bandwidth_gbps, cache_bytes, "
+    "driver_version, toolkit_version";
 
 DeviceRecord ReadDevice(const Statement& row) {
   return DeviceRecord{row.Text(0),   row.Text(1), row.Text(2), row.Int(3), row.Int(4),

@@ -43,6 +43,9 @@ class SqliteStore final : public Store {
   Expected<std::vector<KernelSummary>> ListKernels(const ResultFilter& filter) override;
 
   Expected<std::optional<BestResult>> Best(const ResultKey& key) override;
+  // db/sqlite_best_many.cc
+  Expected<std::vector<std::optional<BestResult>>> BestMany(
+      std::span<const ResultKey> keys) override;
   Expected<std::vector<BestResult>> ListBest(const ResultFilter& filter) override;
   Expected<std::vector<MeasurementRecord>> Measurements(const ResultFilter& filter) override;
   Expected<std::vector<MeasuredConfig>> MeasuredConfigs(const ResultKey& key) override;

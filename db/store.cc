@@ -11,6 +11,16 @@ std::string ListChoices(const std::vector<std::string>& choices) {
 
 }  // namespace
 
+Expected<std::vector<std::optional<BestResult>>> Store::BestMany(std::span<const ResultKey> keys) {
+  std::vector<std::optional<BestResult>> results;
+  results.reserve(keys.size());
+  for (const ResultKey& key : keys) {
+    TS_ASSIGN_OR_RETURN(std::optional<BestResult> best, Best(key));
+    results.push_back(std::move(best));
+  }
+  return results;
+}
+
 Expected<std::string> ResolveDeviceKey(Store& store, std::string_view text) {
   TS_ASSIGN_OR_RETURN(std::vector<DeviceRecord> devices, store.ListDevices());
   std::vector<std::string> keys;

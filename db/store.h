@@ -99,6 +99,10 @@ class Store {
   /// The best verified result for a key: lowest median, then fewer registers, then config
   /// hash order, so the same rows always give the same winner.
   virtual Expected<std::optional<BestResult>> Best(const ResultKey& key) = 0;
+  /// Best(key) for each of `keys`, in their order (none where Best has none; a repeated key
+  /// answered each time). One round trip for a whole batch; this default asks Best per key.
+  virtual Expected<std::vector<std::optional<BestResult>>> BestMany(
+      std::span<const ResultKey> keys);
   /// Best results of every key the filter admits, by kernel name, device, compiler version.
   virtual Expected<std::vector<BestResult>> ListBest(const ResultFilter& filter) = 0;
   /// Every trial the filter admits, oldest first.

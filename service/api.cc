@@ -15,41 +15,6 @@ namespace {
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-std::string CacheKey(const db::ResultKey& key) {
-  return key.fingerprint + '\n' + key.device_key + '\n' + key.compiler_version;
-}
-
-json OptionalNumber(const std::optional<double>& value) {
-  return value ? json(*value) : json(nullptr);
-}
-
-json BestJson(const db::BestResult& best) {
-  const db::MeasurementRecord& m = best.measurement;
-  json out = {{"source", "measured"},
-              {"fingerprint", m.key.fingerprint},
-              {"name", best.kernel_name},
-              {"device", m.key.device_key},
-              {"compiler_version", m.key.compiler_version},
-              {"emitter", m.emitter},
-              {"config", m.config},
-              {"is_default", m.is_default},
-              {"compile_stats", m.compile_stats},
-              {"measured_at", m.measured_at},
-              {"default_median_us", OptionalNumber(best.default_median_us)}};
-  if (m.timing) {
-    out["median_us"] = m.timing->median_us;
-    out["p20_us"] = m.timing->p20_us;
-    out["p80_us"] = m.timing->p80_us;
-    out["min_us"] = m.timing->min_us;
-    out["max_us"] = m.timing->max_us;
-    if (best.default_median_us && m.timing->median_us > 0) {
-      out["speedup"] = *best.default_median_us / m.timing->median_us;
-    }
-  }
-  if (!m.job_id.empty()) out["job_id"] = m.job_id;
-  return out;
-}
-
 json MeasurementJson(const db::MeasurementRecord& m) {
   json out = {{"uid", m.uid},
               {"device", m.key.device_key},
@@ -61,7 +26,7 @@ json MeasurementJson(const db::MeasurementRecord& m) {
               {"status", db::TrialStatusName(m.status)},
               {"message", m.message},
               {"compile_stats", m.compile_stats},
-              {"verification_error", OptionalNumber(m.verification_error)},
+              {"verification_error", NumberOrNull(m.verification_error)},
               {"measured_at", m.measured_at},
               {"job_id", m.job_id}};
   if (m.timing) {
@@ -173,37 +138,6 @@ Expected<json> ParseBody(const std::string& body, int max_nesting) {
     }
     return InvalidArgument("invalid JSON: " + message);
   }
-}
-
-Expected<std::shared_ptr<const CachedBest>> BestCache::Get(db::Store& store,
-                                                           const db::ResultKey& key) {
-  std::string cache_key = CacheKey(key);
-  {
-    std::lock_guard lock(mutex_);
-    auto hit = entries_.find(cache_key);
-    if (hit != entries_.end() && Clock::now() - hit->second.loaded < ttl_) {
-      return hit->second.best;
-    }
-  }
-  auto loaded_at = Clock::now();
-  TS_ASSIGN_OR_RETURN(std::optional<db::BestResult> best, store.Best(key));
-  std::lock_guard lock(mutex_);
-  if (!best) {
-    entries_.erase(cache_key);
-    return std::shared_ptr<const CachedBest>();
-  }
-  auto cached = std::make_shared<CachedBest>();
-  cached->answer = BestJson(*best);
-  cached->body = cached->answer.dump(-1, ' ', false, json::error_handler_t::replace);
-  cached->body.pop_back();                        // the closing brace: the route adds "target"
-  if (entries_.size() > 20000) entries_.clear();  // bounded: hot keys come back at once
-  entries_[cache_key] = {cached, loaded_at};
-  return std::shared_ptr<const CachedBest>(cached);
-}
-
-void BestCache::Invalidate(const db::ResultKey& key) {
-  std::lock_guard lock(mutex_);
-  entries_.erase(CacheKey(key));
 }
 
 Api::Api(ApiOptions options, std::vector<ServedTarget> targets, db::Store& store, JobManager& jobs,
@@ -352,16 +286,16 @@ HttpResponse Api::Devices() {
   return JsonResponse(200, {{"devices", devices}, {"compiler_version", options_.compiler_version}});
 }
 
-Api::Found Api::Find(const json& query, const json& defaults) {
-  Found found;
+Api::Resolved Api::Resolve(const json& query, const json& defaults) {
+  Resolved resolved;
   auto fail = [&](int status, const std::string& message) {
-    found.answer = {{"status", status}, {"error", message}};
-    return found;
+    resolved.error = {{"status", status}, {"error", message}};
+    return resolved;
   };
   if (!query.is_object()) return fail(400, "a query must be a JSON object");
   auto target = TargetOf(query, defaults);
   if (!target) return fail(400, target.error().message);
-  found.target = *target;
+  resolved.target = *target;
   auto fusion = query.find("fusion");
   if (fusion != query.end() && fusion->is_string() &&
       NestingDepth(fusion->get_ref<const std::string&>()) > options_.max_nesting) {
@@ -370,49 +304,74 @@ Api::Found Api::Find(const json& query, const json& defaults) {
   }
   auto entry = fingerprints_.Lookup(query);
   if (!entry) return fail(StatusFor(entry.error()), entry.error().message);
-  db::ResultKey key{entry->fingerprint, (*target)->device.record.Key(), options_.compiler_version};
-  auto best = cache_.Get(store_, key);
-  if (!best) return fail(500, best.error().message);
+  resolved.fusion = std::move(*entry);
+  return resolved;
+}
+
+Api::Found Api::Find(const json& query, const json& defaults) {
+  Resolved resolved = Resolve(query, defaults);
+  Found found;
+  found.target = resolved.target;
+  if (!resolved.error.is_null()) {
+    found.answer = std::move(resolved.error);
+    return found;
+  }
+  auto best = cache_.Get(store_, resolved.Key(options_.compiler_version));
+  if (!best) {
+    found.answer = {{"status", 500}, {"error", best.error().message}};
+    return found;
+  }
   if (*best) {
     found.hit = std::move(*best);
     return found;
   }
+  return AnswerMissing(query, defaults, resolved);
+}
+
+Api::Found Api::AnswerMissing(const json& query, const json& defaults, const Resolved& resolved) {
+  Found found;
+  found.target = resolved.target;
+  auto fail = [&](int status, const std::string& message) {
+    found.answer = {{"status", status}, {"error", message}};
+    return found;
+  };
+  const ServedTarget* target = resolved.target;
+  const FingerprintCache::Entry& entry = resolved.fusion;
   found.answer = {{"status", 404},
-                  {"error", "no verified result for this fusion on " + (*target)->name + " under " +
+                  {"error", "no verified result for this fusion on " + target->name + " under " +
                                 options_.compiler_version},
-                  {"fingerprint", entry->fingerprint},
-                  {"name", entry->name},
-                  {"target", (*target)->name}};
+                  {"fingerprint", entry.fingerprint},
+                  {"name", entry.name},
+                  {"target", target->name}};
   json predict =
       query.contains("predict") ? query["predict"] : defaults.value("predict", json(false));
   if (!predict.is_boolean()) return fail(400, "\"predict\" must be true or false");
   if (predict.get<bool>()) {
     // Nothing measured here: the nearest tuned device of the same architecture answers,
     // else the target's cost model, each marked as such.
-    auto transferred = NearestTunedDevice(store_, entry->fingerprint, options_.compiler_version,
-                                          (*target)->device.record);
+    auto transferred = NearestTunedDevice(store_, entry.fingerprint, options_.compiler_version,
+                                          target->device.record);
     if (transferred && *transferred) {
       json answer = BestJson(**transferred);
       answer["source"] = "nearest-device";
       answer["measured_on"] = answer["device"];
       answer["fallback"] = "measured on the nearest tuned device of the same architecture (" +
-                           (*target)->device.record.compute_capability + "), not on " +
-                           (*target)->name;
+                           target->device.record.compute_capability + "), not on " + target->name;
       answer["status"] = 200;
-      answer["target"] = (*target)->name;
+      answer["target"] = target->name;
       found.answer = std::move(answer);
       return found;
     }
     auto input = ReadFusion(query);
     auto predicted = input
-                         ? predictions_.Predict(*input, **target, store_, options_.compiler_version)
+                         ? predictions_.Predict(*input, *target, store_, options_.compiler_version)
                          : Expected<json>(std::unexpected(input.error()));
     if (predicted) {
       json answer = std::move(*predicted);
       answer["status"] = 200;
-      answer["fingerprint"] = entry->fingerprint;
-      answer["name"] = entry->name;
-      answer["target"] = (*target)->name;
+      answer["fingerprint"] = entry.fingerprint;
+      answer["name"] = entry.name;
+      answer["target"] = target->name;
       found.answer = std::move(answer);
     } else {
       found.answer["prediction_error"] = predicted.error().message;
@@ -428,7 +387,7 @@ Api::Found Api::Find(const json& query, const json& defaults) {
   for (const char* field : {"fusion", "ascgraph", "sizes"}) {
     if (query.contains(field)) tune_request[field] = query[field];
   }
-  tune_request["target"] = (*target)->name;
+  tune_request["target"] = target->name;
   int status = 500;
   auto submitted = SubmitJob(tune_request, json::object(), &status);
   if (!submitted) {
@@ -452,50 +411,6 @@ HttpResponse Api::Query(const json& body) {
   int status = found.answer["status"].get<int>();
   found.answer.erase("status");
   return JsonResponse(status, found.answer);
-}
-
-HttpResponse Api::QueryBatch(const json& body) {
-  auto queries = body.find("queries");
-  if (queries == body.end() || !queries->is_array()) {
-    return ErrorResponse(400, "\"queries\" must be an array of queries");
-  }
-  if (static_cast<int64_t>(queries->size()) > options_.max_batch) {
-    return ErrorResponse(413, "a batch holds at most " + std::to_string(options_.max_batch) +
-                                  " queries, not " + std::to_string(queries->size()));
-  }
-  json defaults = json::object();
-  for (const char* field : {"target", "tune_if_missing", "predict"}) {
-    if (body.contains(field)) defaults[field] = body[field];
-  }
-  // New fusions are parsed and fingerprinted in parallel first; the answers below then
-  // find them in the cache (and a bad one reports its error there, in order).
-  constexpr size_t kParallelBatch = 64;
-  if (queries->size() >= kParallelBatch) {
-    batch_pool_.ParallelFor(static_cast<int64_t>(queries->size()), [&](int64_t i) {
-      (void)fingerprints_.Lookup((*queries)[static_cast<size_t>(i)]);
-    });
-  }
-  // A hit splices its cached serialised answer, as /v1/query does; only the other answers
-  // are serialised here (copying and re-serialising 1,000 hits was most of a warm batch).
-  std::string results;
-  results.reserve(queries->size() * 640);
-  int64_t found = 0;
-  for (size_t i = 0; i < queries->size(); ++i) {
-    if (i > 0) results += ',';
-    Found answer = Find((*queries)[i], defaults);
-    if (answer.hit) {
-      ++found;
-      results += answer.hit->body;
-      results += ",\"status\":200,\"target\":" + json(answer.target->name).dump() + "}";
-    } else {
-      found += answer.answer.value("status", 0) == 200;  // a prediction answers too
-      results += answer.answer.dump(-1, ' ', false, json::error_handler_t::replace);
-    }
-  }
-  HttpResponse response;
-  response.body = "{\"count\":" + std::to_string(queries->size()) +
-                  ",\"found\":" + std::to_string(found) + ",\"results\":[" + results + "]}\n";
-  return response;
 }
 
 HttpResponse Api::Kernels(const HttpRequest& request) {
@@ -527,7 +442,7 @@ HttpResponse Api::Kernels(const HttpRequest& request) {
                  {"measurements", kernel.measurements},
                  {"ok", kernel.ok},
                  {"failed", kernel.failed},
-                 {"best_median_us", OptionalNumber(kernel.best_median_us)}};
+                 {"best_median_us", NumberOrNull(kernel.best_median_us)}};
     auto best = best_by_fingerprint.find(kernel.fingerprint);
     if (best != best_by_fingerprint.end()) item["best"] = best->second;
     list.push_back(std::move(item));

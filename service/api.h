@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "db/store.h"
+#include "service/best_cache.h"
 #include "service/fusion_input.h"
 #include "service/http.h"
 #include "service/jobs.h"
@@ -38,31 +39,6 @@ struct ApiOptions {
   double cache_ttl_s = 1;  ///< How long a best result is served from memory.
 };
 
-/// A best result and its answer, rendered once.
-struct CachedBest {
-  nlohmann::json answer;  ///< The /v1/query answer without "target".
-  std::string body;       ///< `answer` serialised, without its closing brace.
-};
-
-/// Best results from the store, kept in memory for `ttl` and dropped when a job commits
-/// under their key, so a hit costs no SQL and no JSON rendering.
-class BestCache {
- public:
-  explicit BestCache(double ttl_s) : ttl_(std::chrono::duration<double>(ttl_s)) {}
-  /// The key's best result, or null when it has none.
-  Expected<std::shared_ptr<const CachedBest>> Get(db::Store& store, const db::ResultKey& key);
-  void Invalidate(const db::ResultKey& key);
-
- private:
-  struct Entry {
-    std::shared_ptr<const CachedBest> best;
-    std::chrono::steady_clock::time_point loaded;
-  };
-  std::chrono::duration<double> ttl_;
-  std::mutex mutex_;
-  std::unordered_map<std::string, Entry> entries_;
-};
-
 /// Runs `work` after `seconds` on a server thread (the server's timer).
 using Scheduler = std::function<void(double seconds, std::function<void()> work)>;
 
@@ -82,7 +58,7 @@ class Api {
   void Route(const HttpRequest& request, const Reply& reply, std::string* route);
   HttpResponse Devices();
   HttpResponse Query(const nlohmann::json& body);
-  HttpResponse QueryBatch(const nlohmann::json& body);
+  HttpResponse QueryBatch(const nlohmann::json& body);  // api_batch.cc
   HttpResponse Kernels(const HttpRequest& request);
   HttpResponse Kernel(const std::string& fingerprint);
   HttpResponse MetricsText();
@@ -99,6 +75,21 @@ class Api {
     nlohmann::json answer;
   };
   Found Find(const nlohmann::json& query, const nlohmann::json& defaults);
+  // A query's target and fingerprint, or (`error` set) its answer when it has none: the
+  // part of Find before the best result is looked up.
+  struct Resolved {
+    const ServedTarget* target = nullptr;
+    FingerprintCache::Entry fusion;
+    nlohmann::json error;  ///< {"status", "error"}; null when resolved.
+    db::ResultKey Key(const std::string& compiler_version) const {
+      return {fusion.fingerprint, target->device.record.Key(), compiler_version};
+    }
+  };
+  Resolved Resolve(const nlohmann::json& query, const nlohmann::json& defaults);
+  // The answer to a resolved query without a best result: 404, or a prediction with
+  // `predict`, and a job with `tune_if_missing`.
+  Found AnswerMissing(const nlohmann::json& query, const nlohmann::json& defaults,
+                      const Resolved& resolved);
   const ServedTarget* FindTarget(const std::string& name) const;
   Expected<const ServedTarget*> TargetOf(const nlohmann::json& body,
                                          const nlohmann::json& defaults) const;

@@ -1,0 +1,126 @@
+#include "service/best_cache.h"
+
+namespace tilesmith::service {
+namespace {
+
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+std::string CacheKey(const db::ResultKey& key) {
+  return key.fingerprint + '\n' + key.device_key + '\n' + key.compiler_version;
+}
+
+std::shared_ptr<const CachedBest> Render(const db::BestResult& best) {
+  auto cached = std::make_shared<CachedBest>();
+  cached->answer = BestJson(best);
+  cached->body = cached->answer.dump(-1, ' ', false, json::error_handler_t::replace);
+  cached->body.pop_back();  // the closing brace: the route adds "target"
+  return cached;
+}
+
+}  // namespace
+
+json BestJson(const db::BestResult& best) {
+  const db::MeasurementRecord& m = best.measurement;
+  json out = {{"source", "measured"},
+              {"fingerprint", m.key.fingerprint},
+              {"name", best.kernel_name},
+              {"device", m.key.device_key},
+              {"compiler_version", m.key.compiler_version},
+              {"emitter", m.emitter},
+              {"config", m.config},
+              {"is_default", m.is_default},
+              {"compile_stats", m.compile_stats},
+              {"measured_at", m.measured_at},
+              {"default_median_us", NumberOrNull(best.default_median_us)}};
+  if (m.timing) {
+    out["median_us"] = m.timing->median_us;
+    out["p20_us"] = m.timing->p20_us;
+    out["p80_us"] = m.timing->p80_us;
+    out["min_us"] = m.timing->min_us;
+    out["max_us"] = m.timing->max_us;
+    if (best.default_median_us && m.timing->median_us > 0) {
+      out["speedup"] = *best.default_median_us / m.timing->median_us;
+    }
+  }
+  if (!m.job_id.empty()) out["job_id"] = m.job_id;
+  return out;
+}
+
+const BestCache::Entry* BestCache::Fresh(const std::string& cache_key) const {
+  auto hit = entries_.find(cache_key);
+  if (hit == entries_.end() || Clock::now() - hit->second.loaded >= ttl_) return nullptr;
+  return &hit->second;
+}
+
+void BestCache::Remember(std::string cache_key, std::shared_ptr<const CachedBest> best,
+                         Clock::time_point loaded) {
+  if (!best) {
+    entries_.erase(cache_key);
+    return;
+  }
+  if (entries_.size() > 20000) entries_.clear();  // bounded: hot keys come back at once
+  entries_[std::move(cache_key)] = {std::move(best), loaded};
+}
+
+Expected<std::shared_ptr<const CachedBest>> BestCache::Get(db::Store& store,
+                                                           const db::ResultKey& key) {
+  std::string cache_key = CacheKey(key);
+  {
+    std::lock_guard lock(mutex_);
+    if (const Entry* fresh = Fresh(cache_key)) return fresh->best;
+  }
+  auto loaded_at = Clock::now();
+  TS_ASSIGN_OR_RETURN(std::optional<db::BestResult> best, store.Best(key));
+  std::shared_ptr<const CachedBest> cached = best ? Render(*best) : nullptr;
+  std::lock_guard lock(mutex_);
+  Remember(std::move(cache_key), cached, loaded_at);
+  return cached;
+}
+
+Expected<std::vector<std::shared_ptr<const CachedBest>>> BestCache::GetMany(
+    db::Store& store, std::span<const db::ResultKey> keys) {
+  std::vector<std::shared_ptr<const CachedBest>> results(keys.size());
+  // The keys to load, each once, and which results each one answers.
+  std::vector<db::ResultKey> missing;
+  std::vector<std::string> missing_cache_keys;
+  std::vector<std::vector<size_t>> answers;
+  {
+    std::unordered_map<std::string, size_t> position;
+    std::lock_guard lock(mutex_);
+    for (size_t i = 0; i < keys.size(); ++i) {
+      std::string cache_key = CacheKey(keys[i]);
+      if (const Entry* fresh = Fresh(cache_key)) {
+        results[i] = fresh->best;
+        continue;
+      }
+      auto [at, added] = position.emplace(cache_key, missing.size());
+      if (added) {
+        missing.push_back(keys[i]);
+        missing_cache_keys.push_back(std::move(cache_key));
+        answers.emplace_back();
+      }
+      answers[at->second].push_back(i);
+    }
+  }
+  if (missing.empty()) return results;
+  auto loaded_at = Clock::now();
+  TS_ASSIGN_OR_RETURN(std::vector<std::optional<db::BestResult>> loaded, store.BestMany(missing));
+  std::vector<std::shared_ptr<const CachedBest>> rendered(missing.size());
+  for (size_t m = 0; m < missing.size(); ++m) {
+    if (loaded[m]) rendered[m] = Render(*loaded[m]);
+  }
+  std::lock_guard lock(mutex_);
+  for (size_t m = 0; m < missing.size(); ++m) {
+    for (size_t i : answers[m]) results[i] = rendered[m];
+    Remember(std::move(missing_cache_keys[m]), std::move(rendered[m]), loaded_at);
+  }
+  return results;
+}
+
+void BestCache::Invalidate(const db::ResultKey& key) {
+  std::lock_guard lock(mutex_);
+  entries_.erase(CacheKey(key));
+}
+
+}  // namespace tilesmith::service
