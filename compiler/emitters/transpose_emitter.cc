@@ -316,9 +316,9 @@ class TransposeKernelBuilder {
 }  // namespace
 
 nlohmann::json TransposeConfig::ToJson() const {
-  nlohmann::json json = {{"tile_in", tile_in}, {"tile_out", tile_out},
-                         {"rows_per_pass", rows_per_pass}, {"threads", threads},
-                         {"vector", vector},   {"shared_padding", shared_padding}};
+  nlohmann::json json = {
+      {"tile_in", tile_in}, {"tile_out", tile_out}, {"rows_per_pass", rows_per_pass},
+      {"threads", threads}, {"vector", vector},     {"shared_padding", shared_padding}};
   if (packed) json["packed"] = true;
   return json;
 }
@@ -336,7 +336,8 @@ Expected<TransposeConfig> TransposeConfig::FromJson(const nlohmann::json& json,
       {"shared_padding", &TransposeConfig::shared_padding}};
   for (const auto& [key, value] : json.items()) {
     if (key == "packed") {
-      if (!value.is_boolean()) return InvalidArgument("transpose config field 'packed' is true or false");
+      if (!value.is_boolean())
+        return InvalidArgument("transpose config field 'packed' is true or false");
       config.packed = value.get<bool>();
       continue;
     }
@@ -389,14 +390,15 @@ namespace {
 
 Status ValidatePacked(const TransposeConfig& config, const Geometry& geometry) {
   if (geometry.keeps_minor) {
-    return InvalidArgument("packed needs a transpose that moves the minor dim; this one keeps it "
-                           "and already reads and writes it whole");
+    return InvalidArgument(
+        "packed needs a transpose that moves the minor dim; this one keeps it "
+        "and already reads and writes it whole");
   }
   if (config.vector < 2) return InvalidArgument("packed needs vector >= 2, not 1");
   if (config.shared_padding % config.vector != 0) {
-    return InvalidArgument("packed needs shared_padding a multiple of vector=" +
-                           std::to_string(config.vector) + " (whole packed runs), not " +
-                           std::to_string(config.shared_padding));
+    return InvalidArgument(
+        "packed needs shared_padding a multiple of vector=" + std::to_string(config.vector) +
+        " (whole packed runs), not " + std::to_string(config.shared_padding));
   }
   return OkStatus();
 }
@@ -505,8 +507,8 @@ class TransposeEmitter final : public Emitter {
     std::vector<SpaceEntry> space;
     TransposeConfig base = DefaultTransposeConfig(analysis, device);
     int64_t carried = analysis.transpose ? GeometryOf(*analysis.transpose).carried : 1;
-    auto add = [&](int64_t tile_in, int64_t tile_out, int64_t rows, int64_t vector,
-                   int64_t padding, bool packed) {
+    auto add = [&](int64_t tile_in, int64_t tile_out, int64_t rows, int64_t vector, int64_t padding,
+                   bool packed) {
       TransposeConfig config = base;
       config.tile_in = tile_in;
       config.tile_out = tile_out;

@@ -105,8 +105,12 @@ TEST(TransposeKernelTest, PackedMovesSixteenBitElementsThroughSharedMemoryInPair
     EXPECT_EQ(compiled->cubin.usage.spill_bytes(), 0) << config;
     return compiled->ptx;
   };
-  std::string packed = ptx_of({{"packed", true},   {"vector", 2},    {"shared_padding", 2},
-                               {"tile_in", 64},    {"tile_out", 64}, {"rows_per_pass", 4},
+  std::string packed = ptx_of({{"packed", true},
+                               {"vector", 2},
+                               {"shared_padding", 2},
+                               {"tile_in", 64},
+                               {"tile_out", 64},
+                               {"rows_per_pass", 4},
                                {"threads", 128}});
   EXPECT_GT(testing::CountLines(packed, "st.shared.v2.u16"), 0) << packed;
   EXPECT_GT(testing::CountLines(packed, "ld.shared.v2.u16"), 0) << packed;
