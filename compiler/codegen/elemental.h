@@ -82,6 +82,11 @@ class ElementalEmitter {
   Expected<ScalarValue> Load(const BufferRef& buffer, std::span<const analysis::AffineExpr> index);
   Status Store(const BufferRef& buffer, std::span<const analysis::AffineExpr> index,
                ScalarValue value);
+  /// Writes `slots`, a vector of storage words (ToStorageBits), to the element at `index`
+  /// and the ones after it in memory, in one store. The caller knows that the elements it
+  /// means are adjacent there. Elements narrower than a byte are refused.
+  Status StoreSlots(const BufferRef& buffer, std::span<const analysis::AffineExpr> index,
+                    llvm::Value* slots);
 
   /// buffer[index] = op(buffer[index], value) as one atomic read-modify-write (integers of
   /// 8 bits and more, f32 and f64; `op` an llvm::AtomicRMWInst::BinOp); returns the value the

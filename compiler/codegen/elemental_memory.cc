@@ -274,6 +274,17 @@ Status ElementalEmitter::Store(const BufferRef& buffer, std::span<const AffineEx
   return OkStatus();
 }
 
+Status ElementalEmitter::StoreSlots(const BufferRef& buffer, std::span<const AffineExpr> index,
+                                    llvm::Value* slots) {
+  TS_ASSIGN_OR_RETURN(Address address, AddressOf(*this, buffer, index));
+  if (address.bit_shift != nullptr) {
+    return MakeError(ErrorCode::kInternal, "a vector store of sub-byte elements into " +
+                                               hlo::ShapeToString(*buffer.shape));
+  }
+  builder_.CreateAlignedStore(slots, address.byte_pointer, llvm::Align(address.alignment));
+  return OkStatus();
+}
+
 Expected<llvm::Value*> ElementalEmitter::AtomicUpdate(const BufferRef& buffer,
                                                       std::span<const AffineExpr> index, int op,
                                                       ScalarValue value, int ordering) {

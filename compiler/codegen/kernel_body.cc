@@ -82,7 +82,9 @@ void BodyEmitter::SetLaunchIds(const std::array<llvm::Value*, emitters::kLaunchD
 }
 
 Status BodyEmitter::EmitPhase(const emitters::Phase& phase) {
-  for (const LoopStmt& loop : phase.loops) TS_RETURN_IF_ERROR(EmitLoop(loop));
+  for (const LoopStmt& loop : phase.loops) {
+    TS_RETURN_IF_ERROR(abi_.LoopsOverLaunch() ? EmitHostLoop(loop) : EmitLoop(loop));
+  }
   return OkStatus();
 }
 
@@ -166,9 +168,10 @@ llvm::Value* BodyEmitter::LinearThreadId() {
 }
 
 Status BodyEmitter::EmitSymbols(const LoopStmt& loop, std::vector<AffineExpr>& symbols,
-                                const BodyCallback& body) {
+                                const BodyCallback& body, int64_t bound) {
   const analysis::IndexingMap& map = loop.map;
-  if (static_cast<int64_t>(symbols.size()) == map.symbol_count()) return body(symbols);
+  if (bound < 0) bound = map.symbol_count();
+  if (static_cast<int64_t>(symbols.size()) == bound) return body(symbols);
   const analysis::SymbolVar& symbol = map.symbol(static_cast<int64_t>(symbols.size()));
   Interval range = symbol.range;
   if (range.IsEmpty()) return OkStatus();
@@ -179,14 +182,14 @@ Status BodyEmitter::EmitSymbols(const LoopStmt& loop, std::vector<AffineExpr>& s
     llvm::Value* clamped =
         ClampIndex(builder_, IndexAsInt64(builder_, offset), range.lower, range.upper);
     symbols.push_back(env_.AddVariable(clamped, range));
-    Status status = EmitSymbols(loop, symbols, body);
+    Status status = EmitSymbols(loop, symbols, body, bound);
     symbols.pop_back();
     return status;
   }
   if (range.NumElements() <= kMaxUnrolledSymbolRange) {
     for (int64_t value = range.lower; value <= range.upper; ++value) {
       symbols.push_back(AffineExpr::Constant(value));
-      TS_RETURN_IF_ERROR(EmitSymbols(loop, symbols, body));
+      TS_RETURN_IF_ERROR(EmitSymbols(loop, symbols, body, bound));
       symbols.pop_back();
     }
     return OkStatus();
@@ -196,7 +199,7 @@ Status BodyEmitter::EmitSymbols(const LoopStmt& loop, std::vector<AffineExpr>& s
       [&](llvm::Value* i, std::vector<llvm::Value*>) -> Expected<std::vector<llvm::Value*>> {
         elemental_->PushScope();
         symbols.push_back(env_.AddVariable(i, range));
-        Status status = EmitSymbols(loop, symbols, body);
+        Status status = EmitSymbols(loop, symbols, body, bound);
         symbols.pop_back();
         elemental_->PopScope();
         if (!status) return std::unexpected(status.error());
@@ -457,6 +460,10 @@ Status BodyEmitter::EmitStatements(const LoopStmt& loop, std::span<const AffineE
         TS_ASSIGN_OR_RETURN(ScalarValue value, Resolve(values, store->value));
         return elemental_->Store(buffers_[store->buffer], Indices(store->indices, index), value);
       }));
+    } else if (const auto* store = std::get_if<emitters::SharedStoreStmt>(&stmt);
+               store != nullptr && shared_writes_ != nullptr) {
+      TS_ASSIGN_OR_RETURN(ScalarValue value, Resolve(values, store->value));
+      shared_writes_->push_back({store->alloc, Indices(store->indices, index), value});
     } else if (const auto* store = std::get_if<emitters::SharedStoreStmt>(&stmt)) {
       TS_RETURN_IF_ERROR(Predicated(store->predicates, index, [&]() -> Status {
         TS_ASSIGN_OR_RETURN(ScalarValue value, Resolve(values, store->value));

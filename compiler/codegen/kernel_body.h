@@ -40,6 +40,12 @@ class BodyEmitter {
 
   Status EmitLoop(const LoopStmt& loop);
 
+  /// The host's form of EmitLoop. Where the loop asks for a register transpose and its body
+  /// allows one, each square of points is loaded as vectors along one symbol, transposed
+  /// with shuffles and stored as vectors along the other (kernel_body_transpose.cc): LLVM's
+  /// vectorisers would leave it element by element.
+  Status EmitHostLoop(const LoopStmt& loop);
+
   /// The host's form of a loop with warp shuffles: for every point of the symbols, one loop
   /// over the block's threads per segment (the statements between shuffles). A shuffle's
   /// input goes to a per-thread scratch array at the end of one segment and is read from the
@@ -82,8 +88,26 @@ class BodyEmitter {
 
   // Binds the loop map's symbols one by one (unrolled or as counted loops), then calls
   // `body` for that point of the domain.
+  // `bound` stops after the first that many symbols (-1: all).
   Status EmitSymbols(const LoopStmt& loop, std::vector<AffineExpr>& symbols,
-                     const BodyCallback& body);
+                     const BodyCallback& body, int64_t bound = -1);
+
+  // The side of the squares a loop's register transpose moves, or 0 where its body does not
+  // allow one (kernel_body_transpose.cc).
+  int64_t RegisterTransposeSide(const LoopStmt& loop) const;
+
+  // One square of a register-transposed loop, the other symbols bound to `outer`: vectors
+  // where every point of the square is in the domain and the shared stores land in
+  // adjacent elements, else point by point.
+  Status EmitTransposedSquare(const LoopStmt& loop, std::span<const AffineExpr> outer,
+                              int64_t side);
+
+  // A shared store EmitStatements handed over instead of storing (see shared_writes_).
+  struct SharedWrite {
+    int64_t alloc;
+    std::vector<AffineExpr> indices;
+    ScalarValue value;
+  };
 
   // `expr in range` as an i1, or null when the ranges prove it.
   llvm::Value* Holds(const AffineExpr& expr, Interval range);
@@ -137,6 +161,8 @@ class BodyEmitter {
   std::vector<hlo::Shape> shared_shapes_;
   std::vector<BufferRef> shared_;
   std::unique_ptr<ElementalEmitter> elemental_;
+  // While set, EmitStatements appends its shared stores here instead of emitting them.
+  std::vector<SharedWrite>* shared_writes_ = nullptr;
   std::vector<AffineExpr> launch_ = std::vector<AffineExpr>(emitters::kLaunchDims);
   std::map<std::pair<int64_t, int64_t>, llvm::Value*> scratch_;
   std::unordered_map<int64_t, hlo::PrimitiveType> scratch_types_;

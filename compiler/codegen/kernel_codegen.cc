@@ -126,7 +126,7 @@ Expected<llvm::Function*> EmitKernelFunction(const KernelIR& kernel, llvm::Modul
           for (const LoopStmt& loop : phase.loops) {
             TS_RETURN_IF_ERROR(HasShuffle(loop)
                                    ? body.EmitLoopInSegments(loop, for_each_thread)
-                                   : for_each_thread([&] { return body.EmitLoop(loop); }));
+                                   : for_each_thread([&] { return body.EmitHostLoop(loop); }));
           }
           return OkStatus();
         };

@@ -222,7 +222,12 @@ std::string KernelIR::ToString() const {
       for (size_t s = 0; s < symbol_names.size(); ++s) out += (s ? ", " : "") + symbol_names[s];
       out += "] -> (";
       for (size_t i = 0; i < index_names.size(); ++i) out += (i ? ", " : "") + index_names[i];
-      out += ")\n      in " + loop.map.ToString(LaunchDimNames(), symbol_names) + " {\n";
+      out += ")\n      in " + loop.map.ToString(LaunchDimNames(), symbol_names);
+      if (const auto& transpose = loop.register_transpose) {
+        out += ", transposed in registers: " + symbol_names[transpose->along_load] + " x " +
+               symbol_names[transpose->along_store];
+      }
+      out += " {\n";
       for (const BodyStmt& stmt : loop.body) {
         out += "      " + StatementText(*this, stmt, index_names) + "\n";
       }

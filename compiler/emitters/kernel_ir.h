@@ -221,6 +221,16 @@ using BodyStmt = std::variant<CallStmt, StoreStmt, SharedLoadStmt, SharedStoreSt
 struct LoopStmt {
   analysis::IndexingMap map;  // (thread ids, block ids)[symbols] -> (index…)
   std::vector<BodyStmt> body;
+  /// A hint for a loop that stores what it loads transposed (a packed transpose's first
+  /// phase): its last two symbols, of equal range, run along the loads' minor dim
+  /// (`along_load`) and along the shared stores' (`along_store`). A code generator may move
+  /// each square of such points through registers (vector loads, a shuffle transpose, vector
+  /// stores) instead of element by element; the loop means the same either way.
+  struct RegisterTranspose {
+    int64_t along_load = 0;
+    int64_t along_store = 0;
+  };
+  std::optional<RegisterTranspose> register_transpose = std::nullopt;
 };
 
 /// `arrive %counter[index] of <arrivals>`: before its phase, each block counts itself in at

@@ -282,7 +282,9 @@ class TransposeKernelBuilder {
     for (int64_t i = 0; i < static_cast<int64_t>(results.size()); ++i) {
       index_.push_back(AffineExpr::Dim(i));
     }
-    return LoopStmt{std::move(map), {}};
+    LoopStmt loop{std::move(map), {}};
+    if (sub_rows > 1) loop.register_transpose = LoopStmt::RegisterTranspose{1, 2};
+    return loop;
   }
 
   // The shared tile's index at the loop's tile coordinates (SharedDims' order).

@@ -241,6 +241,18 @@ TEST(TransposeEmitterTest, PackedTilesAreStoredTransposedAndInvalidOnesSayWhy) {
   // Phase 1 holds a 2 x 2 sub-tile per step: passes, the vector lane, and the sub-row.
   EXPECT_EQ(kernel->phases[0].loops[0].map.symbol_count(), 3);
   EXPECT_EQ(kernel->phases[1].loops[0].map.symbol_count(), 2);
+  // The sub-tile is a square of the vector lane (along the loads) and the sub-row (along the
+  // tile's rows), which host code generation moves through registers.
+  ASSERT_TRUE(kernel->phases[0].loops[0].register_transpose.has_value());
+  EXPECT_EQ(kernel->phases[0].loops[0].register_transpose->along_load, 1);
+  EXPECT_EQ(kernel->phases[0].loops[0].register_transpose->along_store, 2);
+  EXPECT_FALSE(kernel->phases[1].loops[0].register_transpose.has_value());
+  EXPECT_NE(kernel->ToString().find("transposed in registers: s1 x s2 {"), std::string::npos)
+      << kernel->ToString();
+  auto unpacked = EmitterFor(analysis).Emit(analysis, nullptr, H100());
+  ASSERT_TRUE(unpacked.has_value()) << unpacked.error().message;
+  EXPECT_FALSE(unpacked->phases[0].loops[0].register_transpose.has_value());
+  EXPECT_EQ(unpacked->ToString().find("in registers"), std::string::npos);
   EXPECT_NE(Reason(analysis, {{"packed", true}}).find("packed needs vector >= 2"),
             std::string::npos);
   nlohmann::json odd_padding = packed;
