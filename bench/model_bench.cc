@@ -14,7 +14,9 @@
 // Kernel IR, never compiled or run; configs the file did not time are skipped and counted),
 // so model changes compare on the same timings. `--detail` prints every config's timing,
 // prediction and terms on stderr, the default marked `*`.
-//   model_bench [--quick] [--detail] [--seeds N] [--json OUT]
+// `--pool-spin-us N` has the pool's idle workers poll N µs before they sleep (default 0:
+// they sleep at once), so a kernel timed right after the flush finds them awake.
+//   model_bench [--quick] [--detail] [--seeds N] [--json OUT] [--pool-spin-us N]
 //               [--save-timings FILE | --timings FILE]
 #include <algorithm>
 #include <cmath>
@@ -30,6 +32,7 @@
 #include <vector>
 
 #include "bench/bench_util.h"
+#include "bench/model_bench_timings.h"
 #include "costmodel/host_model.h"
 #include "costmodel/model_eval.h"
 #include "costmodel/ranking_metrics.h"
@@ -45,6 +48,12 @@ namespace {
 constexpr double kShortKernelSeconds = 200e-6;
 
 using namespace tilesmith;
+using bench::ReadCalibration;
+using bench::ReadTimings;
+using bench::ReplayedSample;
+using bench::Sample;
+using bench::SavedTimings;
+using bench::TimingsToJson;
 
 std::string CorpusDir() {
   const char* dir = std::getenv("TILESMITH_CORPUS_DIR");
@@ -55,17 +64,6 @@ double Median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
   size_t n = values.size();
   return n == 0 ? 0 : n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
-
-// Up to `cap` candidates spread evenly over the space, the default always among them.
-std::vector<int64_t> Sample(const tuner::Space& space, int64_t cap) {
-  int64_t n = static_cast<int64_t>(space.candidates.size());
-  std::vector<int64_t> picked;
-  for (int64_t i = 0; i < std::min(n, cap); ++i) picked.push_back(i * n / std::min(n, cap));
-  if (std::find(picked.begin(), picked.end(), space.default_index) == picked.end()) {
-    picked.back() = space.default_index;
-  }
-  return picked;
 }
 
 // The measured sample of a fusion's space, as a strategy replay sees it.
@@ -94,75 +92,6 @@ struct FusionResult {
 };
 
 bool detail = false;  // --detail: every config's timing, prediction and terms on stderr
-
-// Measured times by fusion name, then by config (its JSON text): what --save-timings writes
-// and --timings replays, with the host calibration of the measuring run (predictions depend
-// on it, and a replay must not measure the machine afresh).
-using SavedTimings = std::map<std::string, std::map<std::string, double>>;
-
-Expected<costmodel::HostCalibration> ReadCalibration(const std::string& path) {
-  std::ifstream in(path);
-  nlohmann::json file = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (!file.is_object() || !file.contains("calibration")) {
-    return InvalidArgument("timings '" + path + "': no 'calibration'");
-  }
-  return costmodel::HostCalibration::FromJson(file["calibration"]);
-}
-
-Expected<SavedTimings> ReadTimings(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return InvalidArgument("cannot read timings '" + path + "'");
-  nlohmann::json file = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (!file.is_object() || !file.contains("fusions") || !file["fusions"].is_object()) {
-    return InvalidArgument("timings '" + path + "': no 'fusions' object");
-  }
-  SavedTimings timings;
-  for (const auto& [fusion, configs] : file["fusions"].items()) {
-    for (const nlohmann::json& entry : configs) {
-      if (!entry.contains("config") || !entry.contains("us") || !entry["us"].is_number()) {
-        return InvalidArgument("timings '" + path + "': bad entry in " + fusion);
-      }
-      timings[fusion][entry["config"].dump()] = entry["us"].get<double>();
-    }
-  }
-  return timings;
-}
-
-nlohmann::json TimingsToJson(const SavedTimings& timings, bool quick,
-                             const costmodel::HostCalibration& calibration) {
-  nlohmann::json fusions = nlohmann::json::object();
-  for (const auto& [fusion, configs] : timings) {
-    nlohmann::json entries = nlohmann::json::array();
-    for (const auto& [config, us] : configs) {
-      entries.push_back({{"config", nlohmann::json::parse(config)}, {"us", us}});
-    }
-    fusions[fusion] = std::move(entries);
-  }
-  return {{"quick", quick}, {"calibration", calibration.ToJson()}, {"fusions", std::move(fusions)}};
-}
-
-// What a replay ranks: the sample a measuring run takes (Sample) when the timings file has a
-// time for each of its configs (the space is unchanged since the file was measured). When the
-// space gained configs, the sample lands on some the file never measured: they are counted
-// in `skipped`, never guessed, and the replay ranks the file's configs that are still in the
-// space instead, in space order with the default last (where Sample puts a default it did
-// not land on), so that ties keep the order they had when the file was measured.
-std::vector<int64_t> ReplayedSample(const tuner::Space& space, int64_t cap,
-                                    const std::map<std::string, double>& timings,
-                                    int64_t& skipped) {
-  auto timed = [&](int64_t index) {
-    return timings.contains(space.candidates[index].config.dump());
-  };
-  std::vector<int64_t> sampled = Sample(space, cap);
-  skipped = std::count_if(sampled.begin(), sampled.end(), [&](int64_t i) { return !timed(i); });
-  if (skipped == 0) return sampled;
-  std::vector<int64_t> picked;
-  for (int64_t index = 0; index < static_cast<int64_t>(space.candidates.size()); ++index) {
-    if (index != space.default_index && timed(index)) picked.push_back(index);
-  }
-  if (timed(space.default_index)) picked.push_back(space.default_index);
-  return picked;
-}
 
 // The model's predictions of a (sampled) space, for a strategy to rank by.
 class FixedRanking : public tuner::Ranking {
@@ -458,10 +387,13 @@ int main(int argc, char** argv) {
       replay_path = argv[++i];
     } else if (arg == "--seeds" && i + 1 < argc) {
       seeds = std::max(1, std::atoi(argv[++i]));
+    } else if (arg == "--pool-spin-us" && i + 1 < argc) {
+      // How long the pool's idle workers poll before they sleep (default 0).
+      ThreadPool::Default().set_spin(std::chrono::microseconds(std::atoi(argv[++i])));
     } else {
       bench::Fail(
-          "usage: model_bench [--quick] [--detail] [--seeds N] [--json OUT] [--save-timings FILE | "
-          "--timings FILE]");
+          "usage: model_bench [--quick] [--detail] [--seeds N] [--json OUT] [--pool-spin-us N] "
+          "[--save-timings FILE | --timings FILE]");
     }
   }
   std::optional<SavedTimings> replay;

@@ -1,0 +1,99 @@
+// model_bench's sampling of a fusion's space and its saved timings: what `--save-timings`
+// writes and `--timings` replays (bench/model_bench.cc).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "costmodel/host_model.h"
+#include "support/status.h"
+#include "tuner/space.h"
+
+namespace tilesmith::bench {
+
+// Up to `cap` candidates spread evenly over the space, the default always among them.
+inline std::vector<int64_t> Sample(const tuner::Space& space, int64_t cap) {
+  int64_t n = static_cast<int64_t>(space.candidates.size());
+  std::vector<int64_t> picked;
+  for (int64_t i = 0; i < std::min(n, cap); ++i) picked.push_back(i * n / std::min(n, cap));
+  if (std::find(picked.begin(), picked.end(), space.default_index) == picked.end()) {
+    picked.back() = space.default_index;
+  }
+  return picked;
+}
+
+// Measured times by fusion name, then by config (its JSON text): what --save-timings writes
+// and --timings replays, with the host calibration of the measuring run (predictions depend
+// on it, and a replay must not measure the machine afresh).
+using SavedTimings = std::map<std::string, std::map<std::string, double>>;
+
+inline Expected<costmodel::HostCalibration> ReadCalibration(const std::string& path) {
+  std::ifstream in(path);
+  nlohmann::json file = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (!file.is_object() || !file.contains("calibration")) {
+    return InvalidArgument("timings '" + path + "': no 'calibration'");
+  }
+  return costmodel::HostCalibration::FromJson(file["calibration"]);
+}
+
+inline Expected<SavedTimings> ReadTimings(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return InvalidArgument("cannot read timings '" + path + "'");
+  nlohmann::json file = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (!file.is_object() || !file.contains("fusions") || !file["fusions"].is_object()) {
+    return InvalidArgument("timings '" + path + "': no 'fusions' object");
+  }
+  SavedTimings timings;
+  for (const auto& [fusion, configs] : file["fusions"].items()) {
+    for (const nlohmann::json& entry : configs) {
+      if (!entry.contains("config") || !entry.contains("us") || !entry["us"].is_number()) {
+        return InvalidArgument("timings '" + path + "': bad entry in " + fusion);
+      }
+      timings[fusion][entry["config"].dump()] = entry["us"].get<double>();
+    }
+  }
+  return timings;
+}
+
+inline nlohmann::json TimingsToJson(const SavedTimings& timings, bool quick,
+                                    const costmodel::HostCalibration& calibration) {
+  nlohmann::json fusions = nlohmann::json::object();
+  for (const auto& [fusion, configs] : timings) {
+    nlohmann::json entries = nlohmann::json::array();
+    for (const auto& [config, us] : configs) {
+      entries.push_back({{"config", nlohmann::json::parse(config)}, {"us", us}});
+    }
+    fusions[fusion] = std::move(entries);
+  }
+  return {{"quick", quick}, {"calibration", calibration.ToJson()}, {"fusions", std::move(fusions)}};
+}
+
+// What a replay ranks: the sample a measuring run takes (Sample) when the timings file has a
+// time for each of its configs (the space is unchanged since the file was measured). When the
+// space gained configs, the sample lands on some the file never measured: they are counted
+// in `skipped`, never guessed, and the replay ranks the file's configs that are still in the
+// space instead, in space order with the default last (where Sample puts a default it did
+// not land on), so that ties keep the order they had when the file was measured.
+inline std::vector<int64_t> ReplayedSample(const tuner::Space& space, int64_t cap,
+                                           const std::map<std::string, double>& timings,
+                                           int64_t& skipped) {
+  auto timed = [&](int64_t index) {
+    return timings.contains(space.candidates[index].config.dump());
+  };
+  std::vector<int64_t> sampled = Sample(space, cap);
+  skipped = std::count_if(sampled.begin(), sampled.end(), [&](int64_t i) { return !timed(i); });
+  if (skipped == 0) return sampled;
+  std::vector<int64_t> picked;
+  for (int64_t index = 0; index < static_cast<int64_t>(space.candidates.size()); ++index) {
+    if (index != space.default_index && timed(index)) picked.push_back(index);
+  }
+  if (timed(space.default_index)) picked.push_back(space.default_index);
+  return picked;
+}
+
+}  // namespace tilesmith::bench
