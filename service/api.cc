@@ -141,15 +141,17 @@ Expected<json> ParseBody(const std::string& body, int max_nesting) {
 }
 
 Api::Api(ApiOptions options, std::vector<ServedTarget> targets, db::Store& store, JobManager& jobs,
-         Metrics& metrics, Scheduler scheduler)
+         Metrics& metrics, Scheduler scheduler, StorePool::Opener open_reader)
     : options_(std::move(options)),
       targets_(std::move(targets)),
       store_(store),
       jobs_(jobs),
       metrics_(metrics),
       scheduler_(std::move(scheduler)),
-      cache_(options_.cache_ttl_s) {
+      cache_(options_.cache_ttl_s),
+      batch_readers_(std::move(open_reader), static_cast<size_t>(batch_pool_.size()), store_) {
   if (!options_.token.empty()) token_digest_ = *Sha256Hex(options_.token);
+  batch_readers_.Fill();
 }
 
 bool Api::Authorized(const HttpRequest& request) const {

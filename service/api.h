@@ -20,6 +20,7 @@
 #include "service/jobs.h"
 #include "service/metrics.h"
 #include "service/predictions.h"
+#include "service/store_pool.h"
 #include "service/targets.h"
 #include "support/thread_pool.h"
 
@@ -44,8 +45,10 @@ using Scheduler = std::function<void(double seconds, std::function<void()> work)
 
 class Api {
  public:
+  /// `open_reader` opens more read connections to `store`'s database for batch queries,
+  /// one per batch thread, all at once here; without it batches read through `store`.
   Api(ApiOptions options, std::vector<ServedTarget> targets, db::Store& store, JobManager& jobs,
-      Metrics& metrics, Scheduler scheduler);
+      Metrics& metrics, Scheduler scheduler, StorePool::Opener open_reader = {});
 
   /// Answers `request` through `reply`, now or later (a tune with `wait`), exactly once.
   /// Never throws; a bug surfaces as a 500.
@@ -112,6 +115,7 @@ class Api {
   // Parses a batch's new fusions side by side; only batch queries use it, so a request
   // never waits on compilation (the tuner compiles on pools of its own).
   ThreadPool batch_pool_;
+  StorePool batch_readers_;  // a store per batch thread: chunks read side by side
   std::string token_digest_;
 };
 

@@ -3,8 +3,8 @@
 // batch does in bulk what a single query does one at a time: the queries are split into
 // chunks that the batch pool answers side by side, and each chunk reads the best results
 // it does not hold in memory with one Store::BestMany, not one SQL lookup per fusion.
-// While one thread is in the store (which serialises its callers), the other parses and
-// renders, so both cores stay busy.
+// Each chunk reads through a database connection of its own (StorePool), so the threads'
+// lookups run side by side rather than queueing on one store's mutex.
 #include <algorithm>
 #include <optional>
 
@@ -49,7 +49,8 @@ HttpResponse Api::QueryBatch(const json& body) {
       keys.push_back(resolved[i].Key(options_.compiler_version));
       keyed.push_back(i);
     }
-    auto bests = cache_.GetMany(store_, keys);
+    StorePool::Lease reader = batch_readers_.Borrow();
+    auto bests = cache_.GetMany(reader.store(), keys);
     for (size_t k = 0; k < keyed.size(); ++k) {
       if (bests) {
         hits[keyed[k]] = std::move((*bests)[k]);

@@ -252,6 +252,11 @@ Expected<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
         timer->async_wait([timer, work](beast::error_code error) {
           if (!error) work();
         });
+      },
+      [path = options.db_path]() -> Expected<std::unique_ptr<db::Store>> {
+        TS_ASSIGN_OR_RETURN(
+            auto store, db::SqliteStore::Open(path, {.mode = db::sqlite::OpenMode::kReadWrite}));
+        return std::unique_ptr<db::Store>(std::move(store));
       });
 
   beast::error_code error;
