@@ -287,6 +287,14 @@ Status CheckReferences(Store& store, const std::vector<DeviceRecord>& devices,
 
 }  // namespace
 
+json TimingSummaryJson(const Timing& timing) {
+  return {{"median_us", timing.median_us},
+          {"p20_us", timing.p20_us},
+          {"p80_us", timing.p80_us},
+          {"min_us", timing.min_us},
+          {"max_us", timing.max_us}};
+}
+
 json MeasurementToJson(const MeasurementRecord& m) {
   json out = {{"uid", m.uid},
               {"fingerprint", m.key.fingerprint},
@@ -301,11 +309,7 @@ json MeasurementToJson(const MeasurementRecord& m) {
               {"measured_at", m.measured_at},
               {"job_id", m.job_id.empty() ? json() : json(m.job_id)}};
   if (m.timing) {
-    out["median_us"] = m.timing->median_us;
-    out["p20_us"] = m.timing->p20_us;
-    out["p80_us"] = m.timing->p80_us;
-    out["min_us"] = m.timing->min_us;
-    out["max_us"] = m.timing->max_us;
+    out.update(TimingSummaryJson(*m.timing));
     out["times_us"] = m.timing->times_us;
   }
   return out;

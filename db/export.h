@@ -26,6 +26,10 @@ namespace tilesmith::db {
 /// The value of "format" in every export.
 inline constexpr std::string_view kExportFormat = "tilesmith-results";
 
+/// A timing's summary as every JSON answer writes it: median_us, p20_us, p80_us, min_us and
+/// max_us (not the repetitions).
+nlohmann::json TimingSummaryJson(const Timing& timing);
+
 /// One measurement as the export writes it (its config referenced by `config_hash`).
 nlohmann::json MeasurementToJson(const MeasurementRecord& measurement);
 

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <string_view>
 
+#include "db/export.h"
 #include "report/report.h"
 #include "support/log.h"
 #include "support/sha256.h"
@@ -30,9 +31,7 @@ json MeasurementJson(const db::MeasurementRecord& m) {
               {"measured_at", m.measured_at},
               {"job_id", m.job_id}};
   if (m.timing) {
-    out["median_us"] = m.timing->median_us;
-    out["p20_us"] = m.timing->p20_us;
-    out["p80_us"] = m.timing->p80_us;
+    out.update(db::TimingSummaryJson(*m.timing));
     out["times_us"] = m.timing->times_us;
   }
   return out;

@@ -1,5 +1,7 @@
 #include "service/best_cache.h"
 
+#include "db/export.h"
+
 namespace tilesmith::service {
 namespace {
 
@@ -34,11 +36,7 @@ json BestJson(const db::BestResult& best) {
               {"measured_at", m.measured_at},
               {"default_median_us", NumberOrNull(best.default_median_us)}};
   if (m.timing) {
-    out["median_us"] = m.timing->median_us;
-    out["p20_us"] = m.timing->p20_us;
-    out["p80_us"] = m.timing->p80_us;
-    out["min_us"] = m.timing->min_us;
-    out["max_us"] = m.timing->max_us;
+    out.update(db::TimingSummaryJson(*m.timing));
     if (best.default_median_us && m.timing->median_us > 0) {
       out["speedup"] = *best.default_median_us / m.timing->median_us;
     }

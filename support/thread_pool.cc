@@ -60,9 +60,11 @@ void ThreadPool::WorkerLoop() {
   while (true) {
     auto woken = [&] { return stopping_.load() || generation_.load() != seen; };
     if (!woken()) {
-      lock.unlock();
-      Spin(woken);
-      lock.lock();
+      if (spin_us_.load() > 0) {  // without a spin, no reason to let the lock go first
+        lock.unlock();
+        Spin(woken);
+        lock.lock();
+      }
       ++sleeping_;
       wake_.wait(lock, woken);
       --sleeping_;
@@ -102,7 +104,7 @@ void ThreadPool::ParallelFor(int64_t count, const std::function<void(int64_t)>& 
     lock.lock();
     ++finished_;
   }
-  if (finished_ != count_) {
+  if (finished_ != count_ && spin_us_.load() > 0) {
     // A worker runs the last tasks: wait for it without sleeping first, as it does for us.
     lock.unlock();
     Spin([&] { return finished_.load() == count; });

@@ -223,15 +223,19 @@ llvm::Value* BodyEmitter::And(llvm::Value* a, llvm::Value* b) {
   return b == nullptr ? a : builder_.CreateAnd(a, b);
 }
 
-Status BodyEmitter::EmitBody(const LoopStmt& loop, std::span<const AffineExpr> symbols,
-                             Segment segment) {
-  const analysis::IndexingMap& map = loop.map;
+std::vector<AffineExpr> BodyEmitter::PointIndex(const LoopStmt& loop,
+                                                std::span<const AffineExpr> symbols) {
   std::vector<AffineExpr> results;
-  for (const AffineExpr& result : map.results()) {
+  for (const AffineExpr& result : loop.map.results()) {
     results.push_back(elemental_->Simplify(result.Substitute(launch_, symbols)));
   }
-  // The domain guards the body (the last, partial block's threads): dims whose range is
-  // narrower than the launch, and the constraints.
+  return results;
+}
+
+llvm::Value* BodyEmitter::InDomain(const LoopStmt& loop, std::span<const AffineExpr> symbols) {
+  // Dims whose range is narrower than the launch (the last, partial block's threads), and
+  // the constraints.
+  const analysis::IndexingMap& map = loop.map;
   llvm::Value* condition = nullptr;
   for (int64_t i = 0; i < map.dim_count(); ++i) {
     condition = And(condition, Holds(launch_[i], map.dim_range(i)));
@@ -240,6 +244,13 @@ Status BodyEmitter::EmitBody(const LoopStmt& loop, std::span<const AffineExpr> s
     condition =
         And(condition, Holds(constraint.expr.Substitute(launch_, symbols), constraint.range));
   }
+  return condition;
+}
+
+Status BodyEmitter::EmitBody(const LoopStmt& loop, std::span<const AffineExpr> symbols,
+                             Segment segment) {
+  std::vector<AffineExpr> results = PointIndex(loop, symbols);
+  llvm::Value* condition = InDomain(loop, symbols);
   auto emit_statements = [&]() -> Status {
     elemental_->PushScope();
     Status status = EmitStatements(loop, results, segment);

@@ -109,10 +109,20 @@ class BodyEmitter {
     ScalarValue value;
   };
 
+  // Stores one statement's writes of a square (`at(a, b)`): a vector per row along `b` after
+  // a shuffle transpose where they are adjacent there, else element by element.
+  Status StoreSquare(int64_t side, const std::function<const SharedWrite&(int64_t, int64_t)>& at);
+
   // `expr in range` as an i1, or null when the ranges prove it.
   llvm::Value* Holds(const AffineExpr& expr, Interval range);
 
   llvm::Value* And(llvm::Value* a, llvm::Value* b);
+
+  // The loop's results at a point of its symbols (the index its statements see).
+  std::vector<AffineExpr> PointIndex(const LoopStmt& loop, std::span<const AffineExpr> symbols);
+
+  // An i1 saying whether the point is in the loop's domain, or null when the ranges prove it.
+  llvm::Value* InDomain(const LoopStmt& loop, std::span<const AffineExpr> symbols);
 
   Status EmitBody(const LoopStmt& loop, std::span<const AffineExpr> symbols, Segment segment);
 

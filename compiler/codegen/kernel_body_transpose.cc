@@ -110,16 +110,8 @@ Status BodyEmitter::EmitTransposedSquare(const LoopStmt& loop, std::span<const A
 
   // Vectors only where the whole square is in the domain (a partial tile's edge is not).
   llvm::Value* inside = nullptr;
-  for (int64_t i = 0; i < map.dim_count(); ++i) {
-    inside = And(inside, Holds(launch_[i], map.dim_range(i)));
-  }
   for (int64_t b = 0; b < side; ++b) {
-    for (int64_t a = 0; a < side; ++a) {
-      std::vector<AffineExpr> symbols = point(a, b);
-      for (const analysis::Constraint& constraint : map.constraints()) {
-        inside = And(inside, Holds(constraint.expr.Substitute(launch_, symbols), constraint.range));
-      }
-    }
+    for (int64_t a = 0; a < side; ++a) inside = And(inside, InDomain(loop, point(a, b)));
   }
 
   Segment whole{0, loop.body.size(), false};
@@ -136,57 +128,16 @@ Status BodyEmitter::EmitTransposedSquare(const LoopStmt& loop, std::span<const A
     Status emitted = OkStatus();
     for (int64_t b = 0; b < side && emitted; ++b) {
       for (int64_t a = 0; a < side && emitted; ++a) {
-        std::vector<AffineExpr> results;
-        for (const AffineExpr& result : map.results()) {
-          results.push_back(elemental_->Simplify(result.Substitute(launch_, point(a, b))));
-        }
-        emitted = EmitStatements(loop, results, whole);
+        emitted = EmitStatements(loop, PointIndex(loop, point(a, b)), whole);
       }
     }
     shared_writes_ = nullptr;
     if (!emitted) return std::unexpected(emitted.error());
-
     size_t per_point = writes.size() / static_cast<size_t>(side * side);
-    auto write_at = [&](int64_t a, int64_t b, size_t j) -> SharedWrite& {
-      return writes[static_cast<size_t>(b * side + a) * per_point + j];
-    };
     for (size_t j = 0; j < per_point; ++j) {
-      bool adjacent = true;
-      for (int64_t a = 0; a < side && adjacent; ++a) {
-        for (int64_t b = 1; b < side && adjacent; ++b) {
-          adjacent = write_at(a, b, j).alloc == write_at(a, 0, j).alloc &&
-                     Adjacent(*elemental_, write_at(a, 0, j).indices, write_at(a, b, j).indices, b);
-        }
-      }
-      const BufferRef& tile = shared_[write_at(0, 0, j).alloc];
-      if (!adjacent) {
-        // Not the layout the hint promised: store element by element, which is always right.
-        for (int64_t b = 0; b < side; ++b) {
-          for (int64_t a = 0; a < side; ++a) {
-            const SharedWrite& write = write_at(a, b, j);
-            TS_RETURN_IF_ERROR(elemental_->Store(shared_[write.alloc], write.indices, write.value));
-          }
-        }
-        continue;
-      }
-      auto physical = hlo::PhysicalLayout::Create(*tile.shape);
-      if (!physical) return std::unexpected(physical.error());
-      int64_t bits = physical->element_bits();
-      auto* word = llvm::FixedVectorType::get(builder_.getIntNTy(static_cast<unsigned>(bits)),
-                                              static_cast<unsigned>(side));
-      std::vector<llvm::Value*> rows;
-      for (int64_t b = 0; b < side; ++b) {
-        llvm::Value* row = llvm::PoisonValue::get(word);
-        for (int64_t a = 0; a < side; ++a) {
-          row = builder_.CreateInsertElement(
-              row, ToStorageBits(builder_, write_at(a, b, j).value, bits), builder_.getInt64(a));
-        }
-        rows.push_back(row);
-      }
-      std::vector<llvm::Value*> columns = TransposeSquare(builder_, std::move(rows));
-      for (int64_t a = 0; a < side; ++a) {
-        TS_RETURN_IF_ERROR(elemental_->StoreSlots(tile, write_at(a, 0, j).indices, columns[a]));
-      }
+      TS_RETURN_IF_ERROR(StoreSquare(side, [&](int64_t a, int64_t b) -> const SharedWrite& {
+        return writes[static_cast<size_t>(b * side + a) * per_point + j];
+      }));
     }
     return builder_.getTrue();
   };
@@ -201,6 +152,47 @@ Status BodyEmitter::EmitTransposedSquare(const LoopStmt& loop, std::span<const A
                                     ? scoped_vectors()
                                     : EmitIfElse(builder_, inside, scoped_vectors, point_by_point);
   if (!done) return std::unexpected(done.error());
+  return OkStatus();
+}
+
+Status BodyEmitter::StoreSquare(int64_t side,
+                                const std::function<const SharedWrite&(int64_t, int64_t)>& at) {
+  bool adjacent = true;
+  for (int64_t a = 0; a < side && adjacent; ++a) {
+    for (int64_t b = 1; b < side && adjacent; ++b) {
+      adjacent = at(a, b).alloc == at(a, 0).alloc &&
+                 Adjacent(*elemental_, at(a, 0).indices, at(a, b).indices, b);
+    }
+  }
+  if (!adjacent) {
+    // Not the layout the hint promised: element by element, which is always right.
+    for (int64_t b = 0; b < side; ++b) {
+      for (int64_t a = 0; a < side; ++a) {
+        TS_RETURN_IF_ERROR(
+            elemental_->Store(shared_[at(a, b).alloc], at(a, b).indices, at(a, b).value));
+      }
+    }
+    return OkStatus();
+  }
+  const BufferRef& tile = shared_[at(0, 0).alloc];
+  auto physical = hlo::PhysicalLayout::Create(*tile.shape);
+  if (!physical) return std::unexpected(physical.error());
+  int64_t bits = physical->element_bits();
+  auto* word = llvm::FixedVectorType::get(builder_.getIntNTy(static_cast<unsigned>(bits)),
+                                          static_cast<unsigned>(side));
+  std::vector<llvm::Value*> rows;
+  for (int64_t b = 0; b < side; ++b) {
+    llvm::Value* row = llvm::PoisonValue::get(word);
+    for (int64_t a = 0; a < side; ++a) {
+      row = builder_.CreateInsertElement(row, ToStorageBits(builder_, at(a, b).value, bits),
+                                         builder_.getInt64(a));
+    }
+    rows.push_back(row);
+  }
+  std::vector<llvm::Value*> columns = TransposeSquare(builder_, std::move(rows));
+  for (int64_t a = 0; a < side; ++a) {
+    TS_RETURN_IF_ERROR(elemental_->StoreSlots(tile, at(a, 0).indices, columns[a]));
+  }
   return OkStatus();
 }
 

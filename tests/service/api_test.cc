@@ -165,6 +165,15 @@ TEST_F(ServiceTest, KernelsListAndEveryMeasurement) {
   ASSERT_EQ(detail.status, 200) << detail.body;
   EXPECT_EQ(detail.Json()["measurements"].size(), 3u);
   EXPECT_EQ(detail.Json()["best"].size(), 1u);
+  // A timed measurement carries the same summary as a query answer, and its repetitions.
+  json measurements = detail.Json()["measurements"];
+  ASSERT_FALSE(measurements.empty());
+  for (const json& measurement : measurements) {
+    if (!measurement.contains("median_us")) continue;
+    for (const char* field : {"p20_us", "p80_us", "min_us", "max_us", "times_us"}) {
+      EXPECT_TRUE(measurement.contains(field)) << field << " in " << measurement;
+    }
+  }
   EXPECT_NE(detail.Json()["canonical_text"].get<std::string>().find("exponential"),
             std::string::npos);
   EXPECT_EQ(Get("/v1/kernels/" + fingerprint.substr(0, 10)).status, 200) << "a unique prefix";

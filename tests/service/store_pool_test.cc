@@ -25,12 +25,17 @@ StorePool::Opener OpenerOf(const std::string& path, int* opens) {
   };
 }
 
-TEST(StorePoolTest, LendsEachBorrowerItsOwnStoreUpToTheCapacity) {
+// A pool of capacity 2 over a real SQLite file, counting the stores it opens.
+class TwoStorePool : public ::testing::Test {
+ protected:
   TempDir dir;
   std::string path = dir.File("pool.db");
-  auto shared = OpenStore(path);
+  std::unique_ptr<db::SqliteStore> shared = OpenStore(path);
   int opens = 0;
-  StorePool pool(OpenerOf(path, &opens), 2, *shared);
+  StorePool pool{OpenerOf(path, &opens), 2, *shared};
+};
+
+TEST_F(TwoStorePool, LendsEachBorrowerItsOwnStoreUpToTheCapacity) {
   db::Store* first_store = nullptr;
   {
     StorePool::Lease first = pool.Borrow();
@@ -53,12 +58,7 @@ TEST(StorePoolTest, LendsEachBorrowerItsOwnStoreUpToTheCapacity) {
   EXPECT_EQ(pool.opened(), 2u);
 }
 
-TEST(StorePoolTest, FillOpensEveryStoreBeforeTheFirstBorrower) {
-  TempDir dir;
-  std::string path = dir.File("pool.db");
-  auto shared = OpenStore(path);
-  int opens = 0;
-  StorePool pool(OpenerOf(path, &opens), 2, *shared);
+TEST_F(TwoStorePool, FillOpensEveryStoreBeforeTheFirstBorrower) {
   pool.Fill();
   EXPECT_EQ(opens, 2);
   EXPECT_EQ(pool.opened(), 2u);
