@@ -25,6 +25,12 @@ Expected<ScalarValue> EmitConstantElement(ElementalEmitter& emitter,
 Expected<ScalarValue> EmitIotaElement(ElementalEmitter& emitter, const hlo::HloInstruction& iota,
                                       std::span<const analysis::AffineExpr> index);
 
+/// The module flag that names the NVPTX architecture a module is emitted for (e.g. 90);
+/// absent for the host. Elemental code reads it to use instructions newer GPUs have.
+inline constexpr const char* kNvptxSmModuleFlag = "tilesmith.nvptx_sm";
+/// That flag's value, or 0.
+int NvptxSmOf(const llvm::Module& module);
+
 /// `value` (float) rounded to the narrow float `type`, as a float: the rounding after
 /// every narrow-float op.
 llvm::Value* RoundToNarrowFloat(llvm::IRBuilderBase& builder, llvm::Value* value,

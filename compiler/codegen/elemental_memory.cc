@@ -1,6 +1,8 @@
 // Elements in memory: addressing through layouts (tiles, E(n) packing), the bit codecs of
 // the narrow float types, constants and iota.
 #include <llvm/IR/Constants.h>
+#include <llvm/IR/InlineAsm.h>
+#include <llvm/IR/Module.h>
 
 #include <map>
 #include <numeric>
@@ -170,7 +172,25 @@ llvm::Value* EncodeNarrowFloatBits(llvm::IRBuilderBase& b, llvm::Value* value, P
   return b.CreateLoad(b.getInt8Ty(), pointer);
 }
 
+int NvptxSmOf(const llvm::Module& module) {
+  auto* flag =
+      llvm::mdconst::extract_or_null<llvm::ConstantInt>(module.getModuleFlag(kNvptxSmModuleFlag));
+  return flag == nullptr ? 0 : static_cast<int>(flag->getZExtValue());
+}
+
 llvm::Value* RoundToNarrowFloat(llvm::IRBuilderBase& b, llvm::Value* value, PrimitiveType type) {
+  if (type == PrimitiveType::kBF16 && NvptxSmOf(*b.GetInsertBlock()->getModule()) >= 80) {
+    // sm_80 rounds in one instruction (cvt.rn.bf16.f32, nearest even) where the integer
+    // sequence below takes eight; bf16-heavy loop fusions were bound by those.
+    // Marked as touching no memory, or the load/store vectoriser stops at each call.
+    auto* signature = llvm::FunctionType::get(b.getInt16Ty(), {b.getFloatTy()}, false);
+    auto* convert = llvm::InlineAsm::get(signature, "cvt.rn.bf16.f32 $0, $1;", "=h,f",
+                                         /*hasSideEffects=*/false);
+    llvm::CallInst* bits = b.CreateCall(convert, {value});
+    bits->setDoesNotAccessMemory();
+    bits->setDoesNotThrow();
+    return DecodeNarrowFloatBits(b, bits, type);
+  }
   if (type == PrimitiveType::kBF16) {
     // Round to nearest even on the 16 dropped bits; NaN becomes the quiet NaN of its sign.
     llvm::Value* bits = b.CreateBitCast(value, b.getInt32Ty());

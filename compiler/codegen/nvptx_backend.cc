@@ -13,6 +13,7 @@
 #include <array>
 #include <chrono>
 
+#include "compiler/codegen/elemental_internal.h"
 #include "compiler/codegen/kernel_cache.h"
 #include "compiler/codegen/kernel_codegen.h"
 #include "compiler/codegen/llvm_setup.h"
@@ -112,6 +113,7 @@ Expected<NvptxKernel> CompileForNvptx(const emitters::KernelIR& kernel,
   llvm::Module module(kernel.name, context);
   module.setTargetTriple(kTriple);
   module.setDataLayout(machine->createDataLayout());
+  module.addModuleFlag(llvm::Module::Warning, kNvptxSmModuleFlag, ptx_sm);
   NvptxAbi abi;
   TS_RETURN_IF_ERROR(EmitKernelFunction(kernel, module, abi));
   std::string problems;

@@ -93,6 +93,25 @@ TEST(NvptxTest, VectorWidthFollowsTheConfig) {
   EXPECT_NE(loads[0].find(".v2.u16"), std::string::npos) << loads[0];
 }
 
+// From sm_80 a bf16 result is rounded by one cvt.rn.bf16.f32 instead of an integer
+// sequence; the conversions must not stop the loads and stores from being vectors.
+TEST(NvptxTest, Bf16RoundingUsesTheConversionInstructionFromSm80) {
+  TS_SKIP_WITHOUT_CUDA_TOOLKIT();
+  std::string gelu = ReadSourceFile("configs/examples/gelu.hlo");
+  auto ampere = CompileHloForNvptx(gelu, NvptxStage::kPtx, {{"vector", 4}}, "cuda:sm_80");
+  ASSERT_TRUE(ampere.has_value()) << ampere.error().message;
+  const std::string& ptx = ampere->compiled.ptx;
+  EXPECT_GE(CountLines(ptx, "cvt.rn.bf16.f32"), 4) << ptx;
+  EXPECT_EQ(CountLines(ptx, "setp.nan.f32"), 0) << ptx;
+  ASSERT_EQ(GlobalAccesses(ptx, "ld").size(), 1u) << ptx;
+  ASSERT_EQ(GlobalAccesses(ptx, "st").size(), 1u) << ptx;
+
+  auto turing = CompileHloForNvptx(gelu, NvptxStage::kPtx, {{"vector", 4}}, "cuda:sm_75");
+  ASSERT_TRUE(turing.has_value()) << turing.error().message;
+  EXPECT_EQ(CountLines(turing->compiled.ptx, "cvt.rn.bf16"), 0);
+  EXPECT_GT(CountLines(turing->compiled.ptx, "setp.nan.f32"), 0);
+}
+
 // libdevice's erff branches: the lanes of a thread end up in different basic blocks, out of
 // the back end's vectoriser's reach. The early vectoriser still combines them.
 TEST(NvptxTest, LanesAroundBranchyMathAreStillVectorAccesses) {
