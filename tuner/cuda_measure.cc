@@ -24,6 +24,7 @@ struct CudaApi {
   int (*memcpy_htod)(uint64_t, const void*, size_t) = nullptr;
   int (*memcpy_dtoh)(void*, uint64_t, size_t) = nullptr;
   int (*memset_d8)(uint64_t, unsigned char, size_t) = nullptr;
+  int (*memset_d8_async)(uint64_t, unsigned char, size_t, void*) = nullptr;
   int (*launch_kernel)(void*, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                        void*, void**, void**) = nullptr;
   int (*event_create)(void**, unsigned) = nullptr;
@@ -62,6 +63,7 @@ Expected<const CudaApi*> LoadApi() {
               Resolve(library, "cuMemcpyHtoD_v2", api.memcpy_htod) &&
               Resolve(library, "cuMemcpyDtoH_v2", api.memcpy_dtoh) &&
               Resolve(library, "cuMemsetD8_v2", api.memset_d8) &&
+              Resolve(library, "cuMemsetD8Async", api.memset_d8_async) &&
               Resolve(library, "cuLaunchKernel", api.launch_kernel) &&
               Resolve(library, "cuEventCreate", api.event_create) &&
               Resolve(library, "cuEventRecord", api.event_record) &&
@@ -198,8 +200,12 @@ Expected<std::vector<double>> CudaCandidate::Time(double warmup_ms, double budge
   auto budget_start = Clock::now();
   for (int64_t rep = 0; rep < max_reps && status; ++rep) {
     if (rep >= min_reps && since(budget_start) >= budget_ms) break;
+    // Asynchronous, so that the start event and the launch are queued while the flush
+    // still runs. On an H100 a kernel the profiler (CUPTI) puts at 1.3 us still measures
+    // 3.5 us between the events, with this or the synchronous memset alike: the launch's
+    // own cost on the GPU falls between them. Small kernels' times carry that ~2 us.
     if (flush_bytes > 0)
-      status = Check(api_->memset_d8(flush_, rep & 0xff, flush_bytes), "L2 flush");
+      status = Check(api_->memset_d8_async(flush_, rep & 0xff, flush_bytes, nullptr), "L2 flush");
     if (!status) break;
     api_->event_record(start, nullptr);
     status =
@@ -210,7 +216,7 @@ Expected<std::vector<double>> CudaCandidate::Time(double warmup_ms, double budge
     if (status) status = Check(api_->event_synchronize(stop), "kernel execution");
     float milliseconds = 0;
     if (status) status = Check(api_->event_elapsed_time(&milliseconds, start, stop), "events");
-    times.push_back(milliseconds * 1000.0);
+    if (status) times.push_back(milliseconds * 1000.0);
   }
   api_->event_destroy(start);
   api_->event_destroy(stop);
