@@ -18,8 +18,8 @@ $TILESMITH_CORPUS_DIR/xla/**/*.hlo, or the files given), in one run:
   flushed before each, outputs allocated by XLA as it always does), once before and once
   after tilesmith's tune, and the lower median counts;
 - outputs: the same random inputs (floats uniform in [-1, 1), signed ints in [-8, 8),
-  unsigned in [0, 16), pred 50/50: the distribution `tilesmith tune` verifies with) go to
-  XLA and, as .npy files, to `tilesmith run` with the default and the tuned config; every
+  unsigned in [0, 16), pred 50/50: the distribution `tilesmith tune` verifies with; a
+  reduce's init parameter gets the reducer's identity) go to XLA and, as .npy files, to `tilesmith run` with the default and the tuned config; every
   output must agree within a dtype tolerance;
 - ratios: tilesmith's time ÷ XLA's (below 1: tilesmith is faster), default and tuned, per
   fusion and as geometric means over the fusions whose outputs agreed (from the medians,
@@ -252,6 +252,37 @@ def xla_text(path):
     return text.rstrip() + "\n\nENTRY " + body.rstrip() + "\n"
 
 
+IDENTITIES = {"add": 0, "or": 0, "multiply": 1, "and": 1, "maximum": float("-inf"),
+              "minimum": float("inf")}
+
+
+def reduction_identities(text):
+    """{parameter number: value} for the entry's parameters that are a reduce's init value:
+    the identity of its reducer (0 for add, -inf for max, ...). XLA requires an init to be
+    one; with any other value each backend may fold it in a different number of times
+    (XLA:CUDA once per partial sum, XLA:CPU and tilesmith once), so random ones differ."""
+    bodies = re.findall(r"^(ENTRY\b)?[^\n]*\{\n(.*?)^\}", text, re.M | re.S)
+    if not bodies:
+        return {}
+    # The ENTRY, else (a bare module) the last computation, as XLA's parser takes it.
+    entry = next((body for is_entry, body in bodies if is_entry), bodies[-1][1])
+    parameters = dict(re.findall(r"^\s*(?:ROOT\s+)?%?([\w.\-]+)\s*=\s*[^=\n]*?\bparameter\((\d+)\)",
+                                 entry, re.M))
+    identities = {}
+    for operands, reducer in re.findall(r"\breduce\((.*?)\).*?\bto_apply=%?([\w.\-]+)",
+                                        entry):
+        names = [operand.split()[-1].lstrip("%") for operand in operands.split(",")
+                 if operand.strip()]
+        body = re.search(r"^%%?%s\b[^\n]*\{\n(.*?)^\}" % re.escape(reducer), text, re.M | re.S)
+        root = body and re.search(r"^\s*ROOT\s[^=]*=\s*\S+\s+(\w+)\(", body.group(1), re.M)
+        if not root or root.group(1) not in IDENTITIES or len(names) % 2:
+            continue
+        for name in names[len(names) // 2:]:
+            if name in parameters:
+                identities[int(parameters[name])] = IDENTITIES[root.group(1)]
+    return identities
+
+
 def block(outputs):
     """Waits for every output of a call."""
     for out in outputs:
@@ -283,7 +314,9 @@ def xla_child(path, work, time_only=False, platform="cpu", timer=HostTimer):
     import numpy as np
     xla = Xla(platform)
     timing = timer(xla)
-    executable, params, layouts = xla.compile(xla_text(path))
+    text = xla_text(path)
+    executable, params, layouts = xla.compile(text)
+    identities = reduction_identities(text)
     rng = np.random.default_rng(int.from_bytes(os.path.basename(path).encode()[:8], "little"))
     inputs = []
     for i, shape in enumerate(params):
@@ -291,6 +324,8 @@ def xla_child(path, work, time_only=False, platform="cpu", timer=HostTimer):
         if dtype is None:
             raise RuntimeError("parameter %d is %s: no numpy type for it here" % (i, shape))
         inputs.append(random_input(dtype, shape.dimensions(), rng))
+        if i in identities:
+            inputs[-1] = np.full(shape.dimensions(), identities[i]).astype(dtype)
         if not time_only:
             np.save(os.path.join(work, "p%d.npy" % i), npy_view(inputs[-1]))
     buffers = [xla.put(value) for value in inputs]

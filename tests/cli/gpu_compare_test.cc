@@ -130,5 +130,45 @@ TEST_F(GpuCompareTest, WhenTilesmithFindsNoGpuItSaysSoBeforeMeasuringAndExitsZer
   EXPECT_NE(lines[0].find("GPU"), std::string::npos) << lines[0];
 }
 
+// A reduce's init parameter gets its reducer's identity (XLA:CUDA folds an init into every
+// partial sum, so only an identity gives every backend the same result); other parameters
+// stay random.
+TEST_F(GpuCompareTest, ReduceInitParametersGetTheReducersIdentity) {
+  fs::path hlo = dir_ / "reductions.hlo";
+  std::ofstream(hlo) << "HloModule m\n"
+                        "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+                        "  ROOT s = f32[] add(a, b)\n}\n"
+                        "max {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+                        "  ROOT m = f32[] maximum(a, b)\n}\n"
+                        "fused {\n  p0 = f32[8,64] parameter(0)\n  p1 = f32[] parameter(1)\n"
+                        "  p2 = f32[] parameter(2)\n  p3 = f32[] parameter(3)\n"
+                        "  s = f32[8] reduce(p0, p1), dimensions={1}, to_apply=add\n"
+                        "  m = f32[8] reduce(p0, p2), dimensions={1}, to_apply=max\n"
+                        "  b = f32[8] broadcast(p3), dimensions={}\n"
+                        "  ROOT t = (f32[8], f32[8], f32[8]) tuple(s, m, b)\n}\n"
+                        "ENTRY main {\n  p0 = f32[8,64] parameter(0)\n  p1 = f32[] parameter(1)\n"
+                        "  p2 = f32[] parameter(2)\n  p3 = f32[] parameter(3)\n"
+                        "  ROOT f = (f32[8], f32[8], f32[8]) fusion(p0, p1, p2, p3), kind=kInput,"
+                        " calls=fused\n}\n";
+  fs::path out = dir_ / "identities.txt";
+  std::string command =
+      "cd '" TILESMITH_SOURCE_DIR
+      "/bench' && python3 -S -c 'import xla_compare as x, sys; "
+      "print(sorted(x.reduction_identities(x.xla_text(sys.argv[1])).items()))' '" +
+      hlo.string() + "' >'" + out.string() + "' 2>&1";
+  ASSERT_EQ(std::system(command.c_str()), 0) << Slurp(out);
+  EXPECT_EQ(Slurp(out), "[(1, 0), (2, -inf)]\n");
+
+  // The shared corpus's bare computations (no ENTRY): XLA takes the last one.
+  std::ofstream(hlo) << "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+                        "  ROOT s = f32[] add(a, b)\n}\n\n"
+                        "fusion {\n  param_0 = f32[8,2048] parameter(0)\n"
+                        "  param_1 = f32[] parameter(1)\n"
+                        "  reduce = f32[8] reduce(param_0, param_1), dimensions={1}, to_apply=add\n"
+                        "  ROOT log = f32[8] log(reduce)\n}\n";
+  ASSERT_EQ(std::system(command.c_str()), 0) << Slurp(out);
+  EXPECT_EQ(Slurp(out), "[(1, 0)]\n");
+}
+
 }  // namespace
 }  // namespace tilesmith
