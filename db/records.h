@@ -50,7 +50,7 @@ struct DeviceRecord {
   std::string toolkit_version;  ///< CUDA toolkit, or LLVM for the host.
 
   /// Canonical key in XLA's style, e.g. `cuda:sm_90, NVIDIA H100 80GB HBM3, 132 cores,
-  /// 1980 MHz, 3352 GB/s, 52428800 B cache, driver 550.54, toolkit 12.4`. The first part
+  /// 1980 MHz, 3352 GB/s, 52428800 B cache, driver 580.159.04, toolkit CUDA 13.0`. The first part
   /// is the target as the command line spells it (`cuda:sm_90`, `host`).
   std::string Key() const;
   bool operator==(const DeviceRecord&) const = default;

@@ -55,6 +55,39 @@ CudaDriverProbe ProbeCudaDriver() {
   return probe;
 }
 
+namespace {
+
+// The first line nvidia-smi prints for `query` about GPU 0, or "".
+std::string NvidiaSmiLine(const std::string& query) {
+  std::string command =
+      "nvidia-smi --query-gpu=" + query + " --format=csv,noheader -i 0 2>/dev/null";
+  std::string output;
+  if (FILE* pipe = popen(command.c_str(), "r")) {
+    char buffer[128];
+    while (fgets(buffer, sizeof(buffer), pipe)) output += buffer;
+    pclose(pipe);
+  }
+  output = output.substr(0, output.find('\n'));
+  while (!output.empty() && std::isspace(static_cast<unsigned char>(output.back()))) {
+    output.pop_back();
+  }
+  return output;
+}
+
+}  // namespace
+
+std::string GpuDriverVersion() {
+  static const std::string version = []() -> std::string {
+    CudaDriverProbe driver = ProbeCudaDriver();
+    if (!driver.loaded || driver.device_count < 1) return "";
+    std::string smi = NvidiaSmiLine("driver_version");
+    if (!smi.empty() && std::isdigit(static_cast<unsigned char>(smi[0]))) return smi;
+    return "CUDA " + std::to_string(driver.driver_version / 1000) + "." +
+           std::to_string(driver.driver_version % 1000 / 10);
+  }();
+  return version;
+}
+
 Expected<std::string> GpuTargetOf(const std::string& target) {
   if (!target.starts_with("cuda:") || target.size() == 5 ||
       !std::all_of(target.begin() + 5, target.end(), [](char c) { return std::isdigit(c); })) {
@@ -69,18 +102,9 @@ Expected<std::string> GpuTargetOf(const std::string& target) {
     return InvalidArgument("target '" + target + "': no GPU here (" + driver.message +
                            "); name the architecture instead, e.g. cuda:sm_90");
   }
-  std::string command =
-      "nvidia-smi --query-gpu=compute_cap --format=csv,noheader -i " + ordinal + " 2>/dev/null";
-  std::string output;
-  if (FILE* pipe = popen(command.c_str(), "r")) {
-    char buffer[128];
-    while (fgets(buffer, sizeof(buffer), pipe)) output += buffer;
-    pclose(pipe);
-  }
   std::string digits;
-  for (char c : output) {
+  for (char c : NvidiaSmiLine("compute_cap")) {
     if (std::isdigit(static_cast<unsigned char>(c))) digits += c;
-    if (c == '\n') break;
   }
   if (digits.size() < 2) {
     return InvalidArgument("target '" + target +

@@ -24,4 +24,8 @@ CudaDriverProbe ProbeCudaDriver();
 /// as is `cuda:0` on a machine without a GPU (the message says to name the architecture).
 Expected<std::string> GpuTargetOf(const std::string& target);
 
+/// The driver of GPU 0 as results are keyed by: nvidia-smi's driver version (`580.159.04`),
+/// else the driver API's (`CUDA 13.0`); empty without a driver and a GPU.
+std::string GpuDriverVersion();
+
 }  // namespace tilesmith::tuner

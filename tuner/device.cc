@@ -8,7 +8,10 @@
 #include <sstream>
 #include <thread>
 
+#include "compiler/codegen/cuda_toolkit.h"
+#include "compiler/codegen/host_backend.h"
 #include "support/exe_path.h"
+#include "tuner/cuda_driver.h"
 
 namespace tilesmith::tuner {
 namespace {
@@ -138,7 +141,18 @@ Expected<Device> LoadDeviceFile(const std::string& path) {
   record.clock_mhz = clock_mhz;
   record.memory_bandwidth_gbps = bandwidth;
   record.cache_bytes = device.cache_bytes;
-  if (!device.target.is_cuda()) FillHostFacts(device);
+  // The compiler and driver belong in the key (results never load under another driver):
+  // the toolkit that makes the code, and the driver only where this GPU is the one timed.
+  if (device.target.is_cuda()) {
+    record.toolkit_version = codegen::CubinToolkitVersion();
+    static const std::string present = GpuTargetOf("cuda:0").value_or("");
+    if (present == "cuda:sm_" + std::to_string(device.target.sm_version)) {
+      record.driver_version = GpuDriverVersion();
+    }
+  } else {
+    record.toolkit_version = codegen::HostToolchainVersion();
+    FillHostFacts(device);
+  }
   return device;
 }
 

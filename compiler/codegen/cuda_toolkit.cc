@@ -8,6 +8,10 @@
 
 #include "support/exe_path.h"
 
+#ifdef TILESMITH_HAVE_NVJITLINK
+#include <nvJitLink.h>
+#endif
+
 namespace tilesmith::codegen {
 namespace {
 
@@ -92,5 +96,16 @@ bool HaveNvJitLink() {
 }
 
 bool CanMakeCubins() { return HaveNvJitLink() || PtxasPath().has_value(); }
+
+std::string CubinToolkitVersion() {
+#ifdef TILESMITH_HAVE_NVJITLINK
+  unsigned major = 0;
+  unsigned minor = 0;
+  if (nvJitLinkVersion(&major, &minor) == NVJITLINK_SUCCESS) {
+    return "CUDA " + std::to_string(major) + "." + std::to_string(minor);
+  }
+#endif
+  return "";
+}
 
 }  // namespace tilesmith::codegen

@@ -30,4 +30,8 @@ bool HaveNvJitLink();
 /// True when PTX can be turned into a cubin here (nvJitLink, or a ptxas to run).
 bool CanMakeCubins();
 
+/// The CUDA version of the nvJitLink that makes cubins (`CUDA 13.0`); empty without one
+/// (a ptxas found at run time may differ from call to call, so it names no version).
+std::string CubinToolkitVersion();
+
 }  // namespace tilesmith::codegen

@@ -1,5 +1,6 @@
 #include "compiler/codegen/host_backend.h"
 
+#include <llvm/Config/llvm-config.h>
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
@@ -313,5 +314,7 @@ Expected<std::vector<hlo::Literal>> HostKernel::Run(std::span<const hlo::Literal
   }
   return outputs;
 }
+
+std::string HostToolchainVersion() { return "LLVM " LLVM_VERSION_STRING; }
 
 }  // namespace tilesmith::codegen

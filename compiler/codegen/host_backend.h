@@ -79,4 +79,7 @@ Expected<std::unique_ptr<HostKernel>> CompileForHost(emitters::KernelIR kernel,
 /// The LLVM IR of `kernel` for the host, optimised, without compiling it to machine code.
 Expected<std::string> HostLlvmIr(const emitters::KernelIR& kernel);
 
+/// The code generator host kernels are compiled with, e.g. `LLVM 16.0.6`.
+std::string HostToolchainVersion();
+
 }  // namespace tilesmith::codegen

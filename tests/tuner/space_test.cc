@@ -5,8 +5,10 @@
 #include <gtest/gtest.h>
 
 #include "compiler/analysis/fusion_analysis.h"
+#include "compiler/codegen/cuda_toolkit.h"
 #include "db/records.h"
 #include "tests/tuner/tuner_test_util.h"
+#include "tuner/cuda_driver.h"
 #include "tuner/device.h"
 
 namespace tilesmith::tuner {
@@ -43,6 +45,26 @@ TEST(DeviceTest, TargetsPickTheirRepresentativePartAndKeysDiffer) {
   ASSERT_TRUE(host.has_value());
   EXPECT_TRUE(host->record.Key().starts_with("host, "));
   EXPECT_GT(host->info.simd_bytes, 0);
+}
+
+// The key names what makes the code (LLVM for the host, nvJitLink's CUDA for cubins) and,
+// only where this machine's GPU is the one timed, its driver.
+TEST(DeviceTest, KeysNameTheToolkitAndTheDriverOnlyWhereThisGpuIsTimed) {
+  auto host = ResolveDevice("host", "", DefaultDevicesDir());
+  ASSERT_TRUE(host.has_value());
+  EXPECT_TRUE(host->record.toolkit_version.starts_with("LLVM ")) << host->record.toolkit_version;
+  EXPECT_EQ(host->record.driver_version, "");
+  EXPECT_NE(host->record.Key().find(", toolkit LLVM "), std::string::npos) << host->record.Key();
+
+  auto h100 = ResolveDevice("cuda:sm_90", "", DefaultDevicesDir());
+  ASSERT_TRUE(h100.has_value());
+  if (codegen::HaveNvJitLink()) {
+    EXPECT_TRUE(h100->record.toolkit_version.starts_with("CUDA ")) << h100->record.Key();
+  }
+  if (GpuDriverVersion().empty()) {
+    EXPECT_EQ(h100->record.driver_version, "");
+    EXPECT_NE(h100->record.Key().find("driver none"), std::string::npos);
+  }
 }
 
 TEST(DeviceTest, MismatchedOrMissingDescriptionsAreErrorsThatSayWhy) {
