@@ -14,6 +14,23 @@ using CuInit = int (*)(unsigned int);
 using CuDriverGetVersion = int (*)(int*);
 using CuDeviceGetCount = int (*)(int*);
 
+// The first line nvidia-smi prints for `query` about GPU 0, or "".
+std::string NvidiaSmiLine(const std::string& query) {
+  std::string command =
+      "nvidia-smi --query-gpu=" + query + " --format=csv,noheader -i 0 2>/dev/null";
+  std::string output;
+  if (FILE* pipe = popen(command.c_str(), "r")) {
+    char buffer[128];
+    while (fgets(buffer, sizeof(buffer), pipe)) output += buffer;
+    pclose(pipe);
+  }
+  output = output.substr(0, output.find('\n'));
+  while (!output.empty() && std::isspace(static_cast<unsigned char>(output.back()))) {
+    output.pop_back();
+  }
+  return output;
+}
+
 CudaDriverProbe Probe() {
   CudaDriverProbe probe;
   void* library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
@@ -54,27 +71,6 @@ CudaDriverProbe ProbeCudaDriver() {
   static const CudaDriverProbe probe = Probe();
   return probe;
 }
-
-namespace {
-
-// The first line nvidia-smi prints for `query` about GPU 0, or "".
-std::string NvidiaSmiLine(const std::string& query) {
-  std::string command =
-      "nvidia-smi --query-gpu=" + query + " --format=csv,noheader -i 0 2>/dev/null";
-  std::string output;
-  if (FILE* pipe = popen(command.c_str(), "r")) {
-    char buffer[128];
-    while (fgets(buffer, sizeof(buffer), pipe)) output += buffer;
-    pclose(pipe);
-  }
-  output = output.substr(0, output.find('\n'));
-  while (!output.empty() && std::isspace(static_cast<unsigned char>(output.back()))) {
-    output.pop_back();
-  }
-  return output;
-}
-
-}  // namespace
 
 std::string GpuDriverVersion() {
   static const std::string version = []() -> std::string {

@@ -181,7 +181,8 @@ int NvptxSmOf(const llvm::Module& module) {
 llvm::Value* RoundToNarrowFloat(llvm::IRBuilderBase& b, llvm::Value* value, PrimitiveType type) {
   if (type == PrimitiveType::kBF16 && NvptxSmOf(*b.GetInsertBlock()->getModule()) >= 80) {
     // sm_80 rounds in one instruction (cvt.rn.bf16.f32, nearest even) where the integer
-    // sequence below takes eight; bf16-heavy loop fusions were bound by those.
+    // sequence below takes eight; bf16-heavy loop fusions were bound by those. Its NaN is
+    // the canonical one whatever the sign, which verification treats as any other NaN.
     // Marked as touching no memory, or the load/store vectoriser stops at each call.
     auto* signature = llvm::FunctionType::get(b.getInt16Ty(), {b.getFloatTy()}, false);
     auto* convert = llvm::InlineAsm::get(signature, "cvt.rn.bf16.f32 $0, $1;", "=h,f",
