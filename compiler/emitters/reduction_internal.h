@@ -1,6 +1,7 @@
 // Helpers the reduction emitter's kernel builder and its config code share.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -43,5 +44,17 @@ std::string SplitBlocker(const analysis::FusionAnalysis& analysis);
 /// Blocks of the launch: rows of H per block (row), or D x column tiles (column), times the
 /// split.
 int64_t BlockCount(const analysis::FusionAnalysis& analysis, const ReductionConfig& config);
+
+/// The logical index of an element of `shape` from its `[D, H, W]` coordinates: the three
+/// are consecutive runs of `shape`'s non-trivial dims in physical (major to minor) order,
+/// each run row-major within itself. Tiled layouts are Unimplemented.
+Expected<std::vector<analysis::AffineExpr>> InputIndex(
+    const hlo::Shape& shape, const std::array<int64_t, 3>& sizes,
+    const std::array<analysis::AffineExpr, 3>& coordinates);
+
+/// The hero's output index for the kept coordinates: its kept input dims in logical order.
+Expected<std::vector<analysis::AffineExpr>> OutputIndex(
+    const hlo::HloInstruction* hero, const std::array<int64_t, 3>& sizes,
+    const std::array<analysis::AffineExpr, 3>& coordinates);
 
 }  // namespace tilesmith::emitters::reduction_internal
