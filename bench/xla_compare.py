@@ -19,8 +19,9 @@ $TILESMITH_CORPUS_DIR/xla/**/*.hlo, or the files given), in one run:
   after tilesmith's tune, and the lower median counts;
 - outputs: the same random inputs (floats uniform in [-1, 1), signed ints in [-8, 8),
   unsigned in [0, 16), pred 50/50: the distribution `tilesmith tune` verifies with; a
-  reduce's init parameter gets the reducer's identity) go to XLA and, as .npy files, to `tilesmith run` with the default and the tuned config; every
-  output must agree within a dtype tolerance;
+  reduce's init parameter gets the reducer's identity) go to XLA and, as .npy files, to
+  `tilesmith run` with the default and the tuned config; every output must agree within a
+  dtype tolerance;
 - ratios: tilesmith's time ÷ XLA's (below 1: tilesmith is faster), default and tuned, per
   fusion and as geometric means over the fusions whose outputs agreed (from the medians,
   and from the 20th percentiles, which other load on a shared machine moves less).
@@ -252,13 +253,28 @@ def xla_text(path):
     return text.rstrip() + "\n\nENTRY " + body.rstrip() + "\n"
 
 
-IDENTITIES = {"add": 0, "or": 0, "multiply": 1, "and": 1, "maximum": float("-inf"),
-              "minimum": float("inf")}
+REDUCERS = ("add", "or", "multiply", "and", "maximum", "minimum")
+
+
+def identity_of(reducer, dtype):
+    """The value `reducer` (an element of REDUCERS) leaves unchanged, as `dtype`."""
+    import numpy as np
+    if reducer in ("add", "or"):
+        return np.zeros((), dtype)
+    if reducer == "multiply":
+        return np.ones((), dtype)
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return np.array({"and": -1 if dtype.kind == "i" else info.max, "maximum": info.min,
+                         "minimum": info.max}[reducer], dtype)
+    if dtype.kind == "b":
+        return np.array(reducer != "maximum", dtype)
+    return np.array({"and": 1, "maximum": -np.inf, "minimum": np.inf}[reducer]).astype(dtype)
 
 
 def reduction_identities(text):
-    """{parameter number: value} for the entry's parameters that are a reduce's init value:
-    the identity of its reducer (0 for add, -inf for max, ...). XLA requires an init to be
+    """{parameter number: reducer} for the entry's parameters that are a reduce's init
+    value, whose value must be that reducer's identity (identity_of). XLA requires an init to be
     one; with any other value each backend may fold it in a different number of times
     (XLA:CUDA once per partial sum, XLA:CPU and tilesmith once), so random ones differ."""
     bodies = re.findall(r"^(ENTRY\b)?[^\n]*\{\n(.*?)^\}", text, re.M | re.S)
@@ -275,11 +291,11 @@ def reduction_identities(text):
                  if operand.strip()]
         body = re.search(r"^%%?%s\b[^\n]*\{\n(.*?)^\}" % re.escape(reducer), text, re.M | re.S)
         root = body and re.search(r"^\s*ROOT\s[^=]*=\s*\S+\s+(\w+)\(", body.group(1), re.M)
-        if not root or root.group(1) not in IDENTITIES or len(names) % 2:
+        if not root or root.group(1) not in REDUCERS or len(names) % 2:
             continue
         for name in names[len(names) // 2:]:
             if name in parameters:
-                identities[int(parameters[name])] = IDENTITIES[root.group(1)]
+                identities[int(parameters[name])] = root.group(1)
     return identities
 
 
@@ -325,7 +341,7 @@ def xla_child(path, work, time_only=False, platform="cpu", timer=HostTimer):
             raise RuntimeError("parameter %d is %s: no numpy type for it here" % (i, shape))
         inputs.append(random_input(dtype, shape.dimensions(), rng))
         if i in identities:
-            inputs[-1] = np.full(shape.dimensions(), identities[i]).astype(dtype)
+            inputs[-1] = np.full(shape.dimensions(), identity_of(identities[i], dtype))
         if not time_only:
             np.save(os.path.join(work, "p%d.npy" % i), npy_view(inputs[-1]))
     buffers = [xla.put(value) for value in inputs]
