@@ -44,6 +44,14 @@ void GetBits(const uint8_t* src, int64_t src_bit, uint8_t* dst, int64_t bits) {
   }
 }
 
+// Whether the buffer holds exactly the literal's bytes: a row-major layout whose slots are
+// as wide as the unpacked values, with no bits of a slot unused (pred is normalised to 0/1
+// on the way in, so its callers exclude it there).
+bool SameBytes(const PhysicalLayout& physical, int64_t value_bits, int64_t unpacked_bytes) {
+  return physical.is_row_major() && physical.element_bits() == 8 * unpacked_bytes &&
+         value_bits == physical.element_bits();
+}
+
 }  // namespace
 
 Expected<std::vector<uint8_t>> ToPhysicalBuffer(const Literal& literal) {
@@ -61,6 +69,10 @@ Expected<std::vector<uint8_t>> ToPhysicalBuffer(const Literal& literal) {
   // Sub-byte values keep only their own bits; the unpacked byte may be sign-extended.
   const uint8_t low_mask = value_bits < 8 ? static_cast<uint8_t>((1u << value_bits) - 1) : 0xFF;
   std::span<const uint8_t> data = literal.bytes();
+  if (SameBytes(physical, value_bits, unpacked_bytes)) {
+    std::memcpy(buffer.data(), data.data(), data.size());
+    return buffer;
+  }
   std::vector<int64_t> slots = physical.SlotOfEveryElement();
   for (size_t i = 0; i < slots.size(); ++i) {
     const uint8_t* value = data.data() + i * unpacked_bytes;
@@ -96,6 +108,10 @@ Expected<Literal> FromPhysicalBuffer(const Shape& shape, std::span<const uint8_t
   const int64_t value_bits =
       type == PrimitiveType::kPred ? std::min<int64_t>(slot_bits, 8) : BitWidth(type);
   const int64_t unpacked_bytes = literal.element_bytes();
+  if (type != PrimitiveType::kPred && SameBytes(physical, value_bits, unpacked_bytes)) {
+    std::memcpy(literal.bytes().data(), bytes.data(), bytes.size());
+    return literal;
+  }
   std::vector<int64_t> slots = physical.SlotOfEveryElement();
   for (size_t i = 0; i < slots.size(); ++i) {
     std::array<uint8_t, 16> raw{};

@@ -151,6 +151,14 @@ std::optional<std::vector<int64_t>> PhysicalLayout::ElementAt(int64_t linear) co
   return logical;
 }
 
+bool PhysicalLayout::is_row_major() const {
+  if (is_tiled() || element_count_ != Product(logical_dims_)) return false;
+  for (size_t i = 0; i < physical_order_.size(); ++i) {
+    if (physical_order_[i] != static_cast<int64_t>(i)) return false;
+  }
+  return true;
+}
+
 std::vector<int64_t> PhysicalLayout::SlotOfEveryElement() const {
   int64_t count = Product(logical_dims_);
   std::vector<int64_t> slots(count);

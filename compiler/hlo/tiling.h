@@ -30,6 +30,9 @@ class PhysicalLayout {
   int64_t byte_size() const;
   /// True when the layout has tiles; otherwise indexing is a plain strided permutation.
   bool is_tiled() const { return !levels_.empty(); }
+  /// True when element i (row-major logical order) sits in slot i: no tiles, dimensions in
+  /// order, no padding. Whole arrays then move between the orders as they are.
+  bool is_row_major() const;
 
   /// Slot of the element at the logical multi-index `index` (one entry per dimension,
   /// each within bounds). `f32[3,5]{1,0:T(2,2)}` at (2,3) -> 17.

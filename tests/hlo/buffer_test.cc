@@ -243,5 +243,31 @@ TEST(BufferTest, ByteSlotsMatchLinearIndex) {
   }
 }
 
+// Whole-array copies (row-major layouts) and the slot-by-slot path must place every
+// element where LinearIndex says, for every byte-wide type and layout: a round trip alone
+// would not notice two copies that agree with each other but not with the layout.
+TEST(BufferTest, EveryByteWideElementSitsAtItsSlot) {
+  std::mt19937 rng(11);
+  for (PrimitiveType type : AllArrayTypes()) {
+    if (BitWidth(type) % 8 != 0 || type == PrimitiveType::kPred) continue;
+    for (const Shape& shape : LayoutsToTry(type)) {
+      SCOPED_TRACE(ShapeToString(shape));
+      auto physical = PhysicalLayout::Create(shape);
+      ASSERT_TRUE(physical.has_value());
+      int64_t width = BitWidth(type) / 8;
+      if (physical->element_bits() != 8 * width) continue;
+      Literal literal = RandomLiteral(shape, rng);
+      Bytes buffer = MustBuffer(literal);
+      std::vector<int64_t> slots = physical->SlotOfEveryElement();
+      for (int64_t i = 0; i < literal.element_count(); ++i) {
+        ASSERT_TRUE(std::equal(literal.bytes().begin() + i * width,
+                               literal.bytes().begin() + (i + 1) * width,
+                               buffer.begin() + slots[i] * width))
+            << "element " << i;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tilesmith::hlo

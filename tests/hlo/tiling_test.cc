@@ -100,6 +100,16 @@ TEST(TilingTest, ColumnMajorUntiled) {
   EXPECT_EQ(physical.ElementAt(4), (std::vector<int64_t>{1, 1}));
 }
 
+TEST(TilingTest, RowMajorMeansElementIInSlotI) {
+  EXPECT_TRUE(MustCreate(MakeShape(PrimitiveType::kF32, {3, 5}, {1, 0})).is_row_major());
+  EXPECT_TRUE(MustCreate(MakeShape(PrimitiveType::kF32, {2, 3, 4}, {2, 1, 0})).is_row_major());
+  EXPECT_FALSE(MustCreate(MakeShape(PrimitiveType::kF32, {3, 5}, {0, 1})).is_row_major());
+  EXPECT_FALSE(MustCreate(MakeShape(PrimitiveType::kF32, {3, 5}, {1, 0}, {{2, 2}})).is_row_major());
+  // Tail padding: the slots outnumber the elements.
+  EXPECT_FALSE(MustCreate(MakeShape(PrimitiveType::kF32, {3, 5}, {1, 0}, {}, 16)).is_row_major());
+  EXPECT_TRUE(MustCreate(MakeShape(PrimitiveType::kF32, {3, 5}, {1, 0}, {}, 5)).is_row_major());
+}
+
 TEST(TilingTest, ColumnMajorTiled) {
   // Physical dims (5, 3) tiled (2, 2): element (i, j) sits at physical (j, i).
   PhysicalLayout physical = MustCreate(MakeShape(PrimitiveType::kF32, {3, 5}, {0, 1}, {{2, 2}}));
