@@ -70,7 +70,7 @@ Expected<std::vector<uint8_t>> ToPhysicalBuffer(const Literal& literal) {
   const uint8_t low_mask = value_bits < 8 ? static_cast<uint8_t>((1u << value_bits) - 1) : 0xFF;
   std::span<const uint8_t> data = literal.bytes();
   if (SameBytes(physical, value_bits, unpacked_bytes)) {
-    std::memcpy(buffer.data(), data.data(), data.size());
+    if (!data.empty()) std::memcpy(buffer.data(), data.data(), data.size());
     return buffer;
   }
   std::vector<int64_t> slots = physical.SlotOfEveryElement();
@@ -109,7 +109,7 @@ Expected<Literal> FromPhysicalBuffer(const Shape& shape, std::span<const uint8_t
       type == PrimitiveType::kPred ? std::min<int64_t>(slot_bits, 8) : BitWidth(type);
   const int64_t unpacked_bytes = literal.element_bytes();
   if (type != PrimitiveType::kPred && SameBytes(physical, value_bits, unpacked_bytes)) {
-    std::memcpy(literal.bytes().data(), bytes.data(), bytes.size());
+    if (!bytes.empty()) std::memcpy(literal.bytes().data(), bytes.data(), bytes.size());
     return literal;
   }
   std::vector<int64_t> slots = physical.SlotOfEveryElement();
