@@ -53,6 +53,34 @@ bool MayPreventVectorization(const hlo::HloComputation& fusion) {
   return false;
 }
 
+Expected<std::vector<AffineExpr>> IndexFromMergedDims(const hlo::Shape& shape,
+                                                      std::span<const int64_t> order,
+                                                      std::span<const int64_t> sizes,
+                                                      std::span<const AffineExpr> coordinates,
+                                                      std::string_view what) {
+  std::vector<AffineExpr> index(shape.rank(), AffineExpr::Constant(0));
+  size_t next = 0;
+  for (size_t j = 0; j < sizes.size(); ++j) {
+    std::vector<int64_t> run;
+    int64_t product = 1;
+    while (product < sizes[j] && next < order.size()) {
+      run.push_back(order[next]);
+      product *= shape.dim(order[next++]);
+    }
+    if (product != sizes[j]) {
+      return MakeError(ErrorCode::kInternal,
+                       hlo::ShapeToString(shape) + " does not match " + std::string(what));
+    }
+    int64_t stride = 1;
+    for (size_t i = run.size(); i-- > 0;) {
+      AffineExpr scaled = stride == 1 ? coordinates[j] : coordinates[j].FloorDiv(stride);
+      index[run[i]] = i == 0 ? scaled : scaled.Mod(shape.dim(run[i]));
+      stride *= shape.dim(run[i]);
+    }
+  }
+  return index;
+}
+
 std::vector<AffineExpr> Delinearize(const AffineExpr& linear, const hlo::Shape& shape) {
   std::vector<AffineExpr> index(shape.rank(), AffineExpr::Constant(0));
   int64_t stride = 1;

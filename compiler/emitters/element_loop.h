@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "compiler/analysis/fusion_analysis.h"
@@ -35,6 +36,14 @@ bool MayPreventVectorization(const hlo::HloComputation& fusion);
 /// `root` and everything it reads inside the fusion, operands first: the instructions of a
 /// kernel function that computes `root` on its own.
 std::vector<const hlo::HloInstruction*> OperandClosure(const hlo::HloInstruction* root);
+
+/// An index of `shape` from coordinates over merged dims. `order` lists dims of `shape`
+/// (major first); coordinate j covers the next dims of `order` whose sizes multiply to
+/// `sizes[j]`, row-major within that run. Dims not in `order` (size 1) are 0. An internal
+/// error saying the shape does not match `what` when the sizes do not split that way.
+Expected<std::vector<analysis::AffineExpr>> IndexFromMergedDims(
+    const hlo::Shape& shape, std::span<const int64_t> order, std::span<const int64_t> sizes,
+    std::span<const analysis::AffineExpr> coordinates, std::string_view what);
 
 /// Delinearises `linear` into the dims of `shape`, most minor physical dim fastest.
 std::vector<analysis::AffineExpr> Delinearize(const analysis::AffineExpr& linear,

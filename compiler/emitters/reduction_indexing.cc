@@ -2,6 +2,7 @@
 // coordinates the kernel's loops run over.
 #include <algorithm>
 
+#include "compiler/emitters/element_loop.h"
 #include "compiler/emitters/reduction_internal.h"
 
 namespace tilesmith::emitters::reduction_internal {
@@ -21,27 +22,7 @@ Expected<std::vector<AffineExpr>> InputIndex(const hlo::Shape& shape,
   for (auto it = minor_to_major.rbegin(); it != minor_to_major.rend(); ++it) {
     if (shape.dim(*it) != 1) physical.push_back(*it);
   }
-  std::vector<AffineExpr> index(shape.rank(), AffineExpr::Constant(0));
-  size_t next = 0;
-  for (size_t part = 0; part < 3; ++part) {
-    std::vector<int64_t> run;
-    int64_t product = 1;
-    while (product < sizes[part] && next < physical.size()) {
-      run.push_back(physical[next]);
-      product *= shape.dim(physical[next++]);
-    }
-    if (product != sizes[part]) {
-      return MakeError(ErrorCode::kInternal,
-                       hlo::ShapeToString(shape) + " does not match the reduction's [D, H, W]");
-    }
-    int64_t stride = 1;
-    for (size_t i = run.size(); i-- > 0;) {
-      AffineExpr scaled = stride == 1 ? coordinates[part] : coordinates[part].FloorDiv(stride);
-      index[run[i]] = i == 0 ? scaled : scaled.Mod(shape.dim(run[i]));
-      stride *= shape.dim(run[i]);
-    }
-  }
-  return index;
+  return IndexFromMergedDims(shape, physical, sizes, coordinates, "the reduction's [D, H, W]");
 }
 
 Expected<std::vector<AffineExpr>> OutputIndex(const HloInstruction* hero,

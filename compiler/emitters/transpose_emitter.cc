@@ -103,31 +103,11 @@ int64_t BlockCount(const Geometry& geometry, const TransposeConfig& config) {
 Expected<std::vector<AffineExpr>> Denormalize(const hlo::Shape& shape,
                                               std::span<const int64_t> normalized,
                                               std::span<const AffineExpr> index) {
-  std::vector<AffineExpr> result(shape.rank(), AffineExpr::Constant(0));
   std::vector<int64_t> non_trivial;
   for (int64_t d = 0; d < shape.rank(); ++d) {
     if (shape.dim(d) != 1) non_trivial.push_back(d);
   }
-  size_t next = 0;
-  for (size_t j = 0; j < normalized.size(); ++j) {
-    std::vector<int64_t> run;
-    int64_t product = 1;
-    while (product < normalized[j] && next < non_trivial.size()) {
-      run.push_back(non_trivial[next]);
-      product *= shape.dim(non_trivial[next++]);
-    }
-    if (product != normalized[j]) {
-      return MakeError(ErrorCode::kInternal,
-                       hlo::ShapeToString(shape) + " does not match the normalised transpose");
-    }
-    int64_t stride = 1;
-    for (size_t i = run.size(); i-- > 0;) {
-      AffineExpr scaled = stride == 1 ? index[j] : index[j].FloorDiv(stride);
-      result[run[i]] = i == 0 ? scaled : scaled.Mod(shape.dim(run[i]));
-      stride *= shape.dim(run[i]);
-    }
-  }
-  return result;
+  return IndexFromMergedDims(shape, non_trivial, normalized, index, "the normalised transpose");
 }
 
 bool SameDims(const hlo::Shape& a, const hlo::Shape& b) {
