@@ -16,6 +16,7 @@
 // prediction and terms on stderr, the default marked `*`.
 // `--pool-spin-us N` has the pool's idle workers poll N µs before they sleep (default 0:
 // they sleep at once), so a kernel timed right after the flush finds them awake.
+// `--dump-rows FILE` writes every training row (fusion, config, time, features) as JSON.
 //   model_bench [--quick] [--detail] [--seeds N] [--json OUT] [--pool-spin-us N]
 //               [--save-timings FILE | --timings FILE]
 #include <algorithm>
@@ -33,9 +34,11 @@
 
 #include "bench/bench_util.h"
 #include "bench/model_bench_timings.h"
+#include "costmodel/features.h"
 #include "costmodel/host_model.h"
 #include "costmodel/model_eval.h"
 #include "costmodel/ranking_metrics.h"
+#include "tuner/builder.h"
 #include "tuner/device.h"
 #include "tuner/layouts.h"
 #include "tuner/model_strategy.h"
@@ -88,6 +91,7 @@ struct FusionResult {
   double best_us = 0;
   double predicted_best_us = 0;              // measured time of the model's top pick
   std::vector<costmodel::TrainingRow> rows;  // what the learned model learns from
+  std::vector<std::string> row_configs;      // the config of each row (JSON)
   std::optional<MeasuredSample> sample;      // for replays ranked by another model
 };
 
@@ -182,6 +186,7 @@ Expected<FusionResult> RunFusion(const std::string& path, const tuner::Device& d
   costmodel::DeviceFigures figures{device.info, device.cache_bytes};
   std::vector<double> measured, predicted;
   std::vector<costmodel::TrainingRow> rows;
+  std::vector<std::string> row_configs;
   std::string name = FusionName(path);
   const std::map<std::string, double>* replayed = nullptr;
   int64_t skipped = 0;
@@ -224,12 +229,15 @@ Expected<FusionResult> RunFusion(const std::string& path, const tuner::Device& d
     }
     saved[name][key] = measured.back();
     const emitters::KernelIR& kernel = compiled ? compiled->kernel() : *emitted;
-    TS_ASSIGN_OR_RETURN(costmodel::Prediction prediction, model.Predict(kernel, figures, nullptr));
+    // What the optimised code executes, as a tune's builder counts it for the model.
+    TS_ASSIGN_OR_RETURN(costmodel::ResourceUsage usage, tuner::CountHostUsage(kernel));
+    TS_ASSIGN_OR_RETURN(costmodel::Prediction prediction, model.Predict(kernel, figures, &usage));
     predicted.push_back(prediction.microseconds);
     TS_ASSIGN_OR_RETURN(
         costmodel::TrainingRow row,
-        costmodel::MakeTrainingRow(path, kernel, figures, nullptr, model, measured.back()));
+        costmodel::MakeTrainingRow(path, kernel, figures, &usage, model, measured.back()));
     rows.push_back(std::move(row));
+    row_configs.push_back(key);
     if (detail) {
       nlohmann::json terms = prediction.breakdown;
       terms.erase("calibration");
@@ -244,6 +252,7 @@ Expected<FusionResult> RunFusion(const std::string& path, const tuner::Device& d
   result.skipped = skipped;
   result.spearman = costmodel::Spearman(predicted, measured);
   result.rows = std::move(rows);
+  result.row_configs = std::move(row_configs);
   result.best_us = *std::min_element(measured.begin(), measured.end());
   std::vector<size_t> order(measured.size());
   std::iota(order.begin(), order.end(), 0);
@@ -356,6 +365,28 @@ Expected<SeedScores> CrossValidateSeeds(const std::vector<FusionResult>& results
   return scores;
 }
 
+// Every fusion's training rows with their configs and feature names, for analysing the
+// learned model's inputs outside the bench (`--dump-rows`); a missing feature is null.
+nlohmann::json RowsToJson(const std::vector<FusionResult>& results) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const FusionResult& r : results) {
+    for (size_t i = 0; i < r.rows.size(); ++i) {
+      nlohmann::json features = nlohmann::json::array();
+      for (float value : r.rows[i].features) {
+        features.push_back(std::isnan(value) ? nlohmann::json(nullptr) : nlohmann::json(value));
+      }
+      rows.push_back({{"fusion", r.name},
+                      {"config", r.row_configs[i]},
+                      {"measured_us", r.rows[i].measured_us},
+                      {"analytic_us", r.rows[i].analytic_us},
+                      {"features", std::move(features)}});
+    }
+  }
+  auto names = costmodel::FeatureNames();
+  return {{"feature_names", std::vector<std::string>(names.begin(), names.end())},
+          {"rows", std::move(rows)}};
+}
+
 void PrintScores(const AveragedScores& scores, const std::string& label) {
   std::string name = label.empty() ? scores.model : scores.model + " " + label;
   char range[32] = "";
@@ -372,7 +403,7 @@ void PrintScores(const AveragedScores& scores, const std::string& label) {
 int main(int argc, char** argv) {
   bool quick = false;
   int seeds = 3;
-  std::string json_path, save_path, replay_path;
+  std::string json_path, save_path, replay_path, rows_path;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--quick") {
@@ -385,6 +416,8 @@ int main(int argc, char** argv) {
       save_path = argv[++i];
     } else if (arg == "--timings" && i + 1 < argc) {
       replay_path = argv[++i];
+    } else if (arg == "--dump-rows" && i + 1 < argc) {
+      rows_path = argv[++i];
     } else if (arg == "--seeds" && i + 1 < argc) {
       seeds = std::max(1, std::atoi(argv[++i]));
     } else if (arg == "--pool-spin-us" && i + 1 < argc) {
@@ -393,7 +426,7 @@ int main(int argc, char** argv) {
     } else {
       bench::Fail(
           "usage: model_bench [--quick] [--detail] [--seeds N] [--json OUT] [--pool-spin-us N] "
-          "[--save-timings FILE | --timings FILE]");
+          "[--save-timings FILE | --timings FILE] [--dump-rows FILE]");
     }
   }
   std::optional<SavedTimings> replay;
@@ -502,6 +535,11 @@ int main(int argc, char** argv) {
   if (!save_path.empty()) {
     std::ofstream(save_path) << TimingsToJson(saved, quick, model.calibration()).dump(1) << "\n";
     std::fprintf(stderr, "timings saved to %s\n", save_path.c_str());
+  }
+
+  if (!rows_path.empty()) {
+    std::ofstream(rows_path) << RowsToJson(results).dump() << "\n";
+    std::fprintf(stderr, "training rows written to %s\n", rows_path.c_str());
   }
 
   // The learned model on the same timings: every fusion ranked by trees that never saw it.

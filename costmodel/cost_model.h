@@ -14,17 +14,33 @@
 
 namespace tilesmith::costmodel {
 
-/// What the assembler gave one kernel (per thread unless said otherwise): the cubin's
-/// figures for CUDA targets. Absent, a model estimates them and says so.
+/// What the compiled code of one kernel uses and does, where it was compiled; absent
+/// (zero), a model estimates it and says so.
+/// CUDA: the cubin's figures, per thread unless said otherwise.
+/// Host: what the optimised LLVM IR executes per block (codegen/code_counts.h): each
+/// instruction weighted by the trip counts of its loops. This is the index arithmetic the
+/// compiler could not fold and the loops it vectorised, which an element count cannot see.
 struct ResourceUsage {
   int64_t registers = 0;
-  int64_t shared_bytes = 0;  ///< Static shared memory per block.
-  int64_t spill_bytes = 0;   ///< Spill stores + loads per thread.
+  int64_t shared_bytes = 0;          ///< Static shared memory per block.
+  int64_t spill_bytes = 0;           ///< Spill stores + loads per thread.
+  double executed_instructions = 0;  ///< Host, per block: IR instructions (phis aside).
+  double executed_divisions = 0;     ///< Of them: divisions and remainders.
+  double executed_memory = 0;        ///< Of them: loads and stores.
+  double executed_vector = 0;        ///< Of them: those producing vectors.
+  double executed_branches = 0;      ///< Of them: conditional branches and switches.
+  bool has_cubin() const { return registers > 0; }
+  bool has_host_code() const { return executed_instructions > 0; }
+  bool known() const { return has_cubin() || has_host_code(); }
 };
 
-/// The resources of a compile's statistics (`registers`, `shared_bytes`, `spill_bytes`, as
-/// the builder and the database record them); absent or non-integer fields count 0.
+/// The resources of a compile's statistics (`registers`, `shared_bytes`, `spill_bytes`,
+/// `executed_instructions`, … as the builder and the database record them); absent or
+/// non-numeric fields count 0.
 ResourceUsage ResourceUsageFromStats(const nlohmann::json& stats);
+
+/// Adds `usage`'s known figures to compile statistics (ResourceUsageFromStats' inverse).
+void AddResourceUsageToStats(const ResourceUsage& usage, nlohmann::json& stats);
 
 /// A device as the models see it: the emitters' limits and clocks, plus the cache size
 /// (GPU L2 or the host's last-level cache) from its description file.

@@ -35,7 +35,7 @@ constexpr const char* kAnalyticTerms[] = {
     "bandwidth_cap_gbs", "bandwidth_gbs",       "simd_efficiency",
     "busy_threads",      "parallel_efficiency", "vector",
     "fits_cache",        "thread_steps",        "vectorised_across_threads",
-    "sweep_miss_us",     "segment_steps"};
+    "sweep_miss_us",     "segment_steps",       "code_us"};
 
 std::vector<std::string> MakeNames() {
   std::vector<std::string> names;
@@ -81,6 +81,17 @@ std::vector<std::string> MakeNames() {
                            "coalescing.read_factor",
                            "coalescing.write_factor",
                            "coalescing.accesses",
+                           "code.instructions",
+                           "code.divisions",
+                           "code.memory",
+                           "code.vector",
+                           "code.branches",
+                           "code.total_instructions",
+                           "code.total_divisions",
+                           "code.division_share",
+                           "code.memory_share",
+                           "code.vector_share",
+                           "code.instructions_per_element",
                            "shared.bytes",
                            "shared.conflict_degree",
                            "ratio.elements_per_thread",
@@ -244,14 +255,31 @@ std::vector<float> KernelFeatures(const emitters::KernelIR& kernel, const Device
   row.Set("shared.bytes", shared_traffic.bytes);
   row.Set("shared.conflict_degree", static_cast<double>(shared_traffic.conflict_degree));
 
-  // Scale-free figures: what transfers between fusions of different sizes, where absolute
-  // sizes mostly tell fusions apart.
   double out_elements = 0;
   for (const emitters::KernelBuffer& buffer : kernel.buffers) {
     if (buffer.is_output && buffer.shape.IsArray()) {
       out_elements = std::max(out_elements, static_cast<double>(buffer.shape.ElementCount()));
     }
   }
+  // What the compiled host code executes (per block, then the whole grid), where counted.
+  if (usage != nullptr && usage->has_host_code()) {
+    double instructions = usage->executed_instructions;
+    row.Set("code.instructions", instructions);
+    row.Set("code.divisions", usage->executed_divisions);
+    row.Set("code.memory", usage->executed_memory);
+    row.Set("code.vector", usage->executed_vector);
+    row.Set("code.branches", usage->executed_branches);
+    row.Set("code.total_instructions", instructions * static_cast<double>(blocks));
+    row.Set("code.total_divisions", usage->executed_divisions * static_cast<double>(blocks));
+    row.Set("code.division_share", usage->executed_divisions / instructions);
+    row.Set("code.memory_share", usage->executed_memory / instructions);
+    row.Set("code.vector_share", usage->executed_vector / instructions);
+    row.Set("code.instructions_per_element",
+            instructions * static_cast<double>(blocks) / std::max(1.0, out_elements));
+  }
+
+  // Scale-free figures: what transfers between fusions of different sizes, where absolute
+  // sizes mostly tell fusions apart.
   row.Set("ratio.elements_per_thread", out_elements / std::max(1.0, all_threads));
   row.Set("ratio.bytes_per_thread", bytes / std::max(1.0, all_threads));
   double cores = static_cast<double>(device.info.sm_count);

@@ -199,7 +199,7 @@ SweepCost HostSweepCost(const ThreadSweep& sweep) {
 
 Expected<Prediction> HostModel::Predict(const emitters::KernelIR& kernel,
                                         const DeviceFigures& device,
-                                        const ResourceUsage* /*usage*/) const {
+                                        const ResourceUsage* usage) const {
   const HostCalibration& c = calibration_;
   if (c.memory_bytes_per_us <= 0 || c.thread_flops_per_us <= 0) {
     return InvalidArgument("the host model has no calibration");
@@ -244,7 +244,14 @@ Expected<Prediction> HostModel::Predict(const emitters::KernelIR& kernel,
   double miss_us = (sweep.l2_lines * kHostL2LineUs + sweep.l3_lines * kHostL3LineUs +
                     sweep.page_walks * kHostPageWalkUs) *
                    per_thread;
-  double work_us = compute_us + step_us + miss_us;
+  // The compiled code's own count, where there is one, replaces the estimate of its
+  // arithmetic and thread steps.
+  bool counted = usage != nullptr && usage->has_host_code();
+  double code_us = counted ? (usage->executed_instructions * kHostInstructionUs +
+                              usage->executed_divisions * kHostDivisionUs) *
+                                 static_cast<double>(blocks) * per_thread
+                           : 0.0;
+  double work_us = (counted ? code_us : compute_us + step_us) + miss_us;
   double overlap = work_us + memory_us - 0.95 * std::min(work_us, memory_us);
   Prediction prediction;
   prediction.microseconds = c.dispatch_us + overlap;
@@ -254,6 +261,8 @@ Expected<Prediction> HostModel::Predict(const emitters::KernelIR& kernel,
       {"compute_us", compute_us},
       {"thread_steps_us", step_us},
       {"sweep_miss_us", miss_us},
+      {"code_us", code_us},
+      {"work", counted ? "executed code" : "estimated"},
       {"dispatch_us", c.dispatch_us},
       {"blocks", blocks},
       {"bytes", {{"read", traffic.read_bytes}, {"write", traffic.write_bytes}}},

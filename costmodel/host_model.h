@@ -5,6 +5,8 @@
 // threads the grid keeps busy, plus the pool's dispatch, a per-thread-step overhead (one
 // thread loop per segment between warp shuffles, which the host emulates), and the cache
 // and TLB misses of threads walking memory one after another (`SweepCost`).
+// Where the kernel was compiled, the instructions its optimised code executes per block
+// (ResourceUsage's `executed_*`) replace the estimate from flops and thread steps.
 // The machine's figures come from a quick calibration, measured once per process.
 #pragma once
 
@@ -51,6 +53,16 @@ inline constexpr double kHostSegmentStepUs = 0.0005;
 /// fusions of model_bench: such configs run 1.8x the time the model gives explicit full
 /// vectors of the same fusion (scale fitted on the other configs, two runs).
 inline constexpr double kHostAcrossThreadsSimdShare = 0.55;
+
+/// What one instruction of a block's optimised LLVM IR costs, and a division or remainder
+/// on top of it, in microseconds, when the kernel was compiled and its executed code
+/// counted (ResourceUsage's `executed_*`). Then the counted code replaces the estimate from
+/// flops and thread steps. Fitted on model_bench's four saved timing runs of 30 host
+/// fusions (mean per-fusion Spearman): 0.1 ns per IR instruction (many fold into
+/// addressing modes or issue together) and 20 ns per division, about a 64-bit divide's
+/// latency on the index path that the next access waits for.
+inline constexpr double kHostInstructionUs = 0.0001;
+inline constexpr double kHostDivisionUs = 0.02;
 
 /// The 4 KiB pages a core's second-level TLB maps (Zen 2-4: 2048-3072).
 inline constexpr double kHostTlbPages = 2048;

@@ -84,7 +84,7 @@ Expected<TrainingSet> LoadTrainingSet(db::Store& store, const std::string& devic
     // CUDA trials carry the cubin's resources; the host has none.
     const nlohmann::json& stats = trial->compile_stats;
     ResourceUsage usage = ResourceUsageFromStats(stats);
-    auto row = MakeTrainingRow(fingerprint, *kernel, device, usage.registers > 0 ? &usage : nullptr,
+    auto row = MakeTrainingRow(fingerprint, *kernel, device, usage.known() ? &usage : nullptr,
                                analytic, trial->timing->median_us);
     if (!row) {
       ++set.skipped;

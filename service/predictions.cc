@@ -77,7 +77,7 @@ Expected<nlohmann::json> PredictionCache::Predict(const FusionInput& fusion,
   TS_ASSIGN_OR_RETURN(tuner::Space space,
                       tuner::BuildSpace(*fusion.module, target.device.info, {}));
   tuner::ModelRankingOptions options;
-  options.max_cubins = 0;  // a query must not wait on ptxas
+  options.max_compiled = 0;  // a query must not wait on ptxas or LLVM
   costmodel::ModelChoice model =
       costmodel::BestModelFor(target.device.target, target.device.cache_bytes, &store,
                               target.device.record.Key(), compiler_version);

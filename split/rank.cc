@@ -12,8 +12,8 @@ namespace tilesmith::split {
 
 using nlohmann::json;
 
-PredictedKernelTimer::PredictedKernelTimer(tuner::Device device, int64_t max_cubins)
-    : device_(std::move(device)), ranking_(device_, nullptr, {.max_cubins = max_cubins}) {}
+PredictedKernelTimer::PredictedKernelTimer(tuner::Device device, int64_t max_compiled)
+    : device_(std::move(device)), ranking_(device_, nullptr, {.max_compiled = max_compiled}) {}
 
 Expected<KernelTime> PredictedKernelTimer::Time(const hlo::HloModule& shard) {
   const std::string key = hlo::PrintModule(shard);

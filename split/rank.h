@@ -40,8 +40,9 @@ class KernelTimer {
 /// (tuner::ModelRanking, as `tilesmith predict`), taking the best config's prediction.
 class PredictedKernelTimer : public KernelTimer {
  public:
-  /// `max_cubins`: CUDA configs compiled for their real resource usage (0: none; faster).
-  explicit PredictedKernelTimer(tuner::Device device, int64_t max_cubins = 0);
+  /// `max_compiled`: configs compiled for what the compiler made of them (cubin resources,
+  /// host code counts; 0: none, faster).
+  explicit PredictedKernelTimer(tuner::Device device, int64_t max_compiled = 0);
   Expected<KernelTime> Time(const hlo::HloModule& shard) override;
 
  private:

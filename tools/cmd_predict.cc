@@ -1,6 +1,7 @@
 // `tilesmith predict`: the best configs of a fusion's space as a cost model predicts them,
-// with nothing measured. CUDA candidates are compiled to cubins first (the most promising
-// ones), so the GPU model sees their real registers and shared memory.
+// with nothing measured. The most promising candidates are compiled first, so the model
+// sees what the compiler made of them: a cubin's registers and shared memory, or the
+// instructions the host code executes.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -57,8 +58,10 @@ int RunPredict(const cli::Args& args) {
     return kExitUsage;
   }
   auto top = args.GetWholeNumber("top", 5);
-  auto cubins = args.GetWholeNumber("cubins", 64);
-  for (const auto* flag : {&top, &cubins}) {
+  // `--cubins` is the flag's name from before the host compiled too.
+  auto compiled =
+      args.Has("compile") ? args.GetWholeNumber("compile", 64) : args.GetWholeNumber("cubins", 64);
+  for (const auto* flag : {&top, &compiled}) {
     if (!*flag) {
       ReportError(flag->error().message);
       return kExitUsage;
@@ -98,7 +101,7 @@ int RunPredict(const cli::Args& args) {
   if (!store_note.empty()) choice.description += "; " + store_note;
   // Without a stored model the learned model's analytic one answers (with the stored host
   // calibration), breakdowns unchanged.
-  tuner::ModelRanking ranking(*device, std::move(choice.model), {.max_cubins = *cubins});
+  tuner::ModelRanking ranking(*device, std::move(choice.model), {.max_compiled = *compiled});
   std::vector<tuner::CandidatePrediction> predictions = ranking.PredictAll(*space);
   std::vector<int64_t> order(predictions.size());
   std::iota(order.begin(), order.end(), 0);
@@ -128,6 +131,7 @@ int RunPredict(const cli::Args& args) {
                       {"default", candidate.is_default},
                       {"predicted_us", p.microseconds},
                       {"cubin", p.cubin},
+                      {"host_code", p.host_code},
                       {"resources", p.resources},
                       {"breakdown", p.breakdown}});
     }
@@ -177,7 +181,7 @@ int RunPredict(const cli::Args& args) {
 
 Subcommand PredictSubcommand() {
   cli::Command command("predict", "predict the best configs of a fusion with a cost model",
-                       "FILE --target T [--top N] [--device ID] [--cubins N] [--json]");
+                       "FILE --target T [--top N] [--device ID] [--compile N] [--json]");
   AddFusionInputFlags(command)
       .Flag("target", "T",
             "host (analytic host model, calibrated on this machine) or cuda:sm_XX (analytic "
@@ -189,14 +193,16 @@ Subcommand PredictSubcommand() {
       .Flag("free-layouts", "p0,out0,…",
             "parameters (p<N>) and outputs (out<N>) whose layout is part of the config")
       .Flag("top", "N", "print the N best predicted configs (default 5; 0: all)")
-      .Flag("cubins", "N",
-            "cuda targets: compile the N most promising configs to cubins and predict them "
-            "with their real registers, shared memory and spills (default 64; 0: none)")
+      .Flag("compile", "N",
+            "compile the N most promising configs and predict them again with what the "
+            "compiler made of them: a cubin's registers, shared memory and spills (cuda), or "
+            "the instructions the optimised code executes (host); default 64, 0: none")
+      .Flag("cubins", "N", "the old name of --compile")
       .Switch("json",
               "print {model, model_description, source, target, device, emitter, space_size, "
               "candidates, "
               "predicted, default_rank, top: [{rank, config, default, predicted_us, cubin, "
-              "resources, breakdown}], failed: [{config, error}]}")
+              "host_code, resources, breakdown}], failed: [{config, error}]}")
       .Epilog(
           "Nothing is measured: times come from the learned model of the device when the "
           "database holds one trained for this compiler (`tilesmith model train`), else from "

@@ -5,6 +5,7 @@
 #include "compiler/codegen/host_backend.h"
 #include "compiler/codegen/nvptx_backend.h"
 #include "compiler/emitters/emitter_registry.h"
+#include "costmodel/cost_model.h"
 #include "support/thread_pool.h"
 
 namespace tilesmith::tuner {
@@ -31,11 +32,12 @@ BuildResult BuildOne(const analysis::FusionAnalysis& analysis, const emitters::D
     result.stats["shared_bytes"] = compiled->cubin.usage.shared_bytes;
     result.stats["spill_bytes"] = compiled->cubin.usage.spill_bytes();
   } else {
-    auto ir = codegen::HostLlvmIr(*kernel);
-    if (!ir) {
-      result.message = ir.error().message;
+    auto usage = CountHostUsage(*kernel);
+    if (!usage) {
+      result.message = usage.error().message;
       return result;
     }
+    costmodel::AddResourceUsageToStats(*usage, result.stats);
   }
   result.stats["compile_ms"] =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -44,6 +46,15 @@ BuildResult BuildOne(const analysis::FusionAnalysis& analysis, const emitters::D
 }
 
 }  // namespace
+
+Expected<costmodel::ResourceUsage> CountHostUsage(const emitters::KernelIR& kernel) {
+  TS_ASSIGN_OR_RETURN(codegen::CodeCounts counts, codegen::CountHostCode(kernel));
+  return costmodel::ResourceUsage{.executed_instructions = counts.instructions,
+                                  .executed_divisions = counts.divisions,
+                                  .executed_memory = counts.memory,
+                                  .executed_vector = counts.vector,
+                                  .executed_branches = counts.branches};
+}
 
 std::vector<BuildResult> BuildBatch(std::span<const BuildRequest> requests,
                                     const emitters::DeviceInfo& device,

@@ -1,8 +1,9 @@
 // The builder: compiles a batch of candidates in parallel on a thread pool (compilation is
 // what dominates tuning time elsewhere). For CUDA targets it goes to the cubin, with the
 // registers, shared memory and spills ptxas assigned; for the host to optimised LLVM IR —
-// machine code cannot cross into the worker process, so the worker JITs it again, and the
-// builder's part is to reject what does not compile before anything is run.
+// machine code cannot cross into the worker process, so the worker JITs it again. The
+// builder's part there is to reject what does not compile before anything is run, and to
+// count what the optimised code executes for the host model.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -11,7 +12,10 @@
 #include <vector>
 
 #include "compiler/analysis/fusion_analysis.h"
+#include "compiler/emitters/kernel_ir.h"
 #include "compiler/emitters/target.h"
+#include "costmodel/cost_model.h"
+#include "support/status.h"
 
 namespace tilesmith::tuner {
 
@@ -20,7 +24,8 @@ struct BuildResult {
   bool ok = false;
   std::string message;  ///< Why it failed.
   /// `compile_ms`, `threads_per_block`, `blocks`; for CUDA also `registers`,
-  /// `shared_bytes`, `spill_bytes`.
+  /// `shared_bytes`, `spill_bytes`; for the host what a block executes
+  /// (`executed_instructions`, `executed_divisions`, …: costmodel::ResourceUsage).
   nlohmann::json stats = nlohmann::json::object();
 };
 
@@ -29,6 +34,10 @@ struct BuildRequest {
   const analysis::FusionAnalysis* analysis = nullptr;
   nlohmann::json config;
 };
+
+/// What `kernel`'s optimised host code executes per block, for the host model: the
+/// `executed_*` figures of a host build's stats.
+Expected<costmodel::ResourceUsage> CountHostUsage(const emitters::KernelIR& kernel);
 
 /// Compiles every request for `target` on `threads` threads (0: one per core); results in
 /// the requests' order.

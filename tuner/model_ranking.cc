@@ -62,10 +62,10 @@ std::vector<CandidatePrediction> ModelRanking::PredictAll(const Space& space) co
     kernels[i] = std::move(*kernel);
     predict(i, nullptr);
   }
-  if (!device_.target.is_cuda() || options_.max_cubins <= 0) return predictions;
+  if (options_.max_compiled <= 0) return predictions;
 
-  // The most promising candidates, compiled to cubins and predicted again with what ptxas
-  // assigned them.
+  // The most promising candidates, compiled and predicted again with what the compiler made
+  // of them (ptxas's resources, or the host code's executed instructions).
   std::vector<int64_t> order(predictions.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
@@ -74,7 +74,7 @@ std::vector<CandidatePrediction> ModelRanking::PredictAll(const Space& space) co
   std::vector<int64_t> compiled;
   std::vector<BuildRequest> requests;
   for (int64_t i : order) {
-    if (static_cast<int64_t>(compiled.size()) == options_.max_cubins) break;
+    if (static_cast<int64_t>(compiled.size()) == options_.max_compiled) break;
     if (!predictions[i].ok) continue;
     compiled.push_back(i);
     const Candidate& candidate = space.candidates[i];
@@ -86,16 +86,16 @@ std::vector<CandidatePrediction> ModelRanking::PredictAll(const Space& space) co
     CandidatePrediction& prediction = predictions[compiled[k]];
     if (!built[k].ok) {
       // Keep the estimate: a missing toolkit must not turn the ranking into noise.
-      prediction.breakdown["cubin_error"] = built[k].message;
+      prediction.breakdown["compile_error"] = built[k].message;
       continue;
     }
     const nlohmann::json& stats = built[k].stats;
     costmodel::ResourceUsage usage = costmodel::ResourceUsageFromStats(stats);
     predict(compiled[k], &usage);
-    prediction.cubin = prediction.ok;
-    prediction.resources = {{"registers", usage.registers},
-                            {"shared_bytes", usage.shared_bytes},
-                            {"spill_bytes", usage.spill_bytes}};
+    prediction.cubin = prediction.ok && usage.has_cubin();
+    prediction.host_code = prediction.ok && usage.has_host_code();
+    prediction.resources = nlohmann::json::object();
+    costmodel::AddResourceUsageToStats(usage, prediction.resources);
   }
   return predictions;
 }

@@ -1,6 +1,7 @@
 // A Ranking backed by a cost model (costmodel/): every candidate is emitted and predicted;
-// for CUDA targets the most promising ones are compiled to cubins first so the model sees
-// their real registers, shared memory and spills. Best-first search measures in its order.
+// the most promising ones are then compiled so the model sees what the compiler made of
+// them: a cubin's registers, shared memory and spills, or the instructions the host code
+// executes. Best-first search measures in its order.
 #pragma once
 
 #include <cstdint>
@@ -17,9 +18,11 @@
 namespace tilesmith::tuner {
 
 struct ModelRankingOptions {
-  /// CUDA targets: candidates compiled to cubins (the best by a first prediction without
-  /// them); the rest keep estimated resources. 0: none. Bounds the time a ranking takes.
-  int64_t max_cubins = 64;
+  /// Candidates compiled (the best by a first prediction without compiling) and predicted
+  /// again with what the compiler made of them: CUDA cubins' registers, shared memory and
+  /// spills; the host's executed code (costmodel::ResourceUsage). The rest keep estimates.
+  /// 0: none. Bounds the time a ranking takes.
+  int64_t max_compiled = 64;
   int threads = 0;  ///< Compile threads (0: one per core).
 };
 
@@ -27,10 +30,13 @@ struct ModelRankingOptions {
 struct CandidatePrediction {
   int64_t candidate = 0;
   bool ok = false;
-  double microseconds = 0;   ///< +infinity when not ok.
-  std::string error;         ///< Why it could not be predicted.
-  bool cubin = false;        ///< Predicted with the cubin's resource usage.
-  nlohmann::json resources;  ///< registers, shared_bytes, spill_bytes from the cubin.
+  double microseconds = 0;  ///< +infinity when not ok.
+  std::string error;        ///< Why it could not be predicted.
+  bool cubin = false;       ///< Predicted with the cubin's resource usage.
+  bool host_code = false;   ///< Predicted with the host code's executed instructions.
+  /// From the compile: registers, shared_bytes, spill_bytes (cubin) or
+  /// executed_instructions, executed_divisions, … (host).
+  nlohmann::json resources;
   nlohmann::json breakdown;
 };
 

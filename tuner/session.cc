@@ -171,8 +171,8 @@ struct Session {
       if (!kernel) continue;
       costmodel::ResourceUsage usage = costmodel::ResourceUsageFromStats(record.compile_stats);
       auto row = costmodel::MakeTrainingRow(key.fingerprint, *kernel, figures,
-                                            usage.registers > 0 ? &usage : nullptr,
-                                            learned->analytic(), record.timing->median_us);
+                                            usage.known() ? &usage : nullptr, learned->analytic(),
+                                            record.timing->median_us);
       if (row) rows.push_back(std::move(*row));
     }
     if (rows.empty()) return;

@@ -252,6 +252,23 @@ Expected<std::string> HostLlvmIr(const emitters::KernelIR& kernel) {
   return ModuleText(*module);
 }
 
+Expected<CodeCounts> CountHostCode(const emitters::KernelIR& kernel) {
+  InitializeLlvm();
+  auto machine_builder = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!machine_builder) return MakeError(ErrorCode::kInternal, "cannot describe the host CPU");
+  auto machine = machine_builder->createTargetMachine();
+  if (!machine) return MakeError(ErrorCode::kInternal, "cannot create a host target machine");
+  llvm::LLVMContext context;
+  TS_ASSIGN_OR_RETURN(std::unique_ptr<llvm::Module> module,
+                      BuildModule(kernel, context, **machine));
+  OptimizeModule(*module, **machine);
+  llvm::Function* function = module->getFunction(kernel.name);
+  if (function == nullptr) {
+    return MakeError(ErrorCode::kInternal, "no function '" + kernel.name + "' in the module");
+  }
+  return CountExecutedCode(*function);
+}
+
 void HostKernel::Run(std::span<void* const> buffers, int threads) const {
   int64_t blocks = kernel_.launch.block_count();
   ThreadPool& pool = ThreadPool::Default();

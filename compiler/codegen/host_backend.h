@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/codegen/code_counts.h"
 #include "compiler/emitters/kernel_ir.h"
 #include "compiler/hlo/literal.h"
 #include "support/status.h"
@@ -78,6 +79,10 @@ Expected<std::unique_ptr<HostKernel>> CompileForHost(emitters::KernelIR kernel,
 
 /// The LLVM IR of `kernel` for the host, optimised, without compiling it to machine code.
 Expected<std::string> HostLlvmIr(const emitters::KernelIR& kernel);
+
+/// What the optimised host code of `kernel` executes per block (code_counts.h), counted
+/// without compiling it to machine code.
+Expected<CodeCounts> CountHostCode(const emitters::KernelIR& kernel);
 
 /// The code generator host kernels are compiled with, e.g. `LLVM 16.0.6`.
 std::string HostToolchainVersion();

@@ -47,8 +47,23 @@ TEST(PredictCommandTest, HostModelRanksTheSpace) {
     EXPECT_TRUE(row["breakdown"].contains("memory_us"));
     EXPECT_TRUE(row["breakdown"]["calibration"].contains("memory_gbs"));
     EXPECT_FALSE(row["cubin"].get<bool>());
+    // The best by a first prediction were compiled: the model priced their executed code.
+    EXPECT_TRUE(row["host_code"].get<bool>()) << row.dump();
+    EXPECT_GT(row["resources"]["executed_instructions"].get<double>(), 0);
+    EXPECT_EQ(row["breakdown"]["work"], "executed code");
+    EXPECT_GT(row["breakdown"]["code_us"].get<double>(), 0);
   }
   EXPECT_GE(answer["default_rank"].get<int64_t>(), 1);
+}
+
+TEST(PredictCommandTest, HostWithoutCompilingEstimatesTheWork) {
+  CommandRun run = Tilesmith("predict " + Gelu() + " --target host --top 2 --compile 0 --json");
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  json answer = json::parse(run.out);
+  for (const json& row : answer["top"]) {
+    EXPECT_FALSE(row["host_code"].get<bool>());
+    EXPECT_EQ(row["breakdown"]["work"], "estimated");
+  }
 }
 
 TEST(PredictCommandTest, CudaConfigsCarryCubinResources) {
@@ -93,7 +108,7 @@ TEST(PredictCommandTest, BadCommandLinesSayWhy) {
   EXPECT_EQ(missing.exit_code, 1) << missing.out;
   CommandRun help = Tilesmith("predict --help");
   EXPECT_EQ(help.exit_code, 0);
-  EXPECT_NE(help.out.find("--cubins N"), std::string::npos) << help.out;
+  EXPECT_NE(help.out.find("--compile N"), std::string::npos) << help.out;
 }
 
 }  // namespace

@@ -114,6 +114,30 @@ TEST(FeaturesTest, TheHostHasNoOccupancy) {
   EXPECT_TRUE(std::isnan(Feature(f, "occupancy.fraction")));
   EXPECT_EQ(Feature(f, "analytic.simd_efficiency"), 0.5f);
   EXPECT_EQ(Feature(f, "analytic.us"), 100);
+  EXPECT_TRUE(std::isnan(Feature(f, "code.instructions"))) << "not compiled, not counted";
+}
+
+TEST(FeaturesTest, TheHostCodeCountsAreFeatures) {
+  auto loop = Emit(kElementwise, nullptr, "host");
+  DeviceFigures host{testing::Device("host"), 32 << 20};
+  ResourceUsage usage{.executed_instructions = 4000,
+                      .executed_divisions = 40,
+                      .executed_memory = 1000,
+                      .executed_vector = 2000,
+                      .executed_branches = 100};
+  Prediction analytic{.microseconds = 100, .breakdown = {{"code_us", 12.5}}};
+  std::vector<float> f = KernelFeatures(loop.kernel, host, &usage, analytic);
+  float blocks = Feature(f, "launch.blocks");
+  EXPECT_EQ(Feature(f, "code.instructions"), 4000);
+  EXPECT_EQ(Feature(f, "code.divisions"), 40);
+  EXPECT_EQ(Feature(f, "code.branches"), 100);
+  EXPECT_EQ(Feature(f, "code.total_instructions"), 4000 * blocks);
+  EXPECT_FLOAT_EQ(Feature(f, "code.division_share"), 0.01f);
+  EXPECT_FLOAT_EQ(Feature(f, "code.memory_share"), 0.25f);
+  EXPECT_FLOAT_EQ(Feature(f, "code.vector_share"), 0.5f);
+  EXPECT_FLOAT_EQ(Feature(f, "code.instructions_per_element"), 4000 * blocks / 4194304.0f);
+  EXPECT_EQ(Feature(f, "analytic.code_us"), 12.5f);
+  EXPECT_TRUE(std::isnan(Feature(f, "resources.registers"))) << "host code is not a cubin";
 }
 
 }  // namespace

@@ -128,6 +128,53 @@ TEST(HostModelTest, ExplicitFullVectorsComputeFasterThanVectorisingAcrossThreads
               1e-9 * across->breakdown["compute_us"].get<double>());
 }
 
+// A compiled kernel's executed code replaces the estimate from flops and thread steps:
+// each counted instruction and division costs its price on every block, spread over the
+// busy threads.
+TEST(HostModelTest, CountedCodeReplacesTheEstimatedWork) {
+  HostModel model(Fixed());
+  auto emitted = Emit(testing::kElementwise, {{"vector", 8}}, "host");
+  const emitters::KernelIR& kernel = emitted.kernel;
+  auto estimated = model.Predict(kernel, Host(), nullptr);
+  ResourceUsage usage{.executed_instructions = 50000, .executed_divisions = 0};
+  auto counted = model.Predict(kernel, Host(), &usage);
+  usage.executed_divisions = 1000;
+  auto dividing = model.Predict(kernel, Host(), &usage);
+  ASSERT_TRUE(estimated && counted && dividing);
+  EXPECT_EQ(estimated->breakdown["work"], "estimated");
+  EXPECT_DOUBLE_EQ(estimated->breakdown["code_us"].get<double>(), 0);
+  EXPECT_EQ(counted->breakdown["work"], "executed code");
+  double blocks = counted->breakdown["blocks"].get<double>();
+  double per_thread = 1 / (counted->breakdown["busy_threads"].get<double>() *
+                           counted->breakdown["parallel_efficiency"].get<double>());
+  EXPECT_NEAR(counted->breakdown["code_us"].get<double>(),
+              50000 * kHostInstructionUs * blocks * per_thread, 1e-6);
+  EXPECT_NEAR(
+      dividing->breakdown["code_us"].get<double>() - counted->breakdown["code_us"].get<double>(),
+      1000 * kHostDivisionUs * blocks * per_thread, 1e-6);
+  EXPECT_GT(dividing->microseconds, counted->microseconds);
+}
+
+TEST(HostModelTest, ExecutedCodeRoundTripsThroughCompileStats) {
+  ResourceUsage usage{.executed_instructions = 1234.5,
+                      .executed_divisions = 6,
+                      .executed_memory = 78,
+                      .executed_vector = 9,
+                      .executed_branches = 10};
+  nlohmann::json stats = {{"compile_ms", 3.5}};
+  AddResourceUsageToStats(usage, stats);
+  EXPECT_FALSE(stats.contains("registers"));  // no cubin figures were known
+  ResourceUsage back = ResourceUsageFromStats(stats);
+  EXPECT_TRUE(back.has_host_code());
+  EXPECT_FALSE(back.has_cubin());
+  EXPECT_DOUBLE_EQ(back.executed_instructions, 1234.5);
+  EXPECT_DOUBLE_EQ(back.executed_divisions, 6);
+  EXPECT_DOUBLE_EQ(back.executed_memory, 78);
+  EXPECT_DOUBLE_EQ(back.executed_vector, 9);
+  EXPECT_DOUBLE_EQ(back.executed_branches, 10);
+  EXPECT_FALSE(ResourceUsageFromStats(nlohmann::json::object()).known());
+}
+
 TEST(HostModelTest, ShuffleSegmentStepsCostLessThanPlainSteps) {
   // A row reduction whose warps shuffle: the host runs a thread loop per segment.
   constexpr char kRowReduce[] = R"(add {

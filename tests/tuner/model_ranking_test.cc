@@ -1,6 +1,6 @@
 // Ranking by a cost model: the host and GPU analytic models predict every candidate of a
-// real space, CUDA candidates get their cubin's resources, errors become +infinity, and
-// best-first follows whatever model it is given.
+// real space, compiled candidates get their cubin's resources or their host code's counts,
+// errors become +infinity, and best-first follows whatever model it is given.
 #include "tuner/model_ranking.h"
 
 #include <gtest/gtest.h>
@@ -34,7 +34,7 @@ Fixture Load(const std::string& path, const std::string& target) {
 
 TEST(ModelRankingTest, HostModelPredictsEveryCandidate) {
   Fixture f = Load(testing::GeluPath(), "host");
-  ModelRanking ranking(f.device);
+  ModelRanking ranking(f.device, nullptr, {.max_compiled = 0});
   EXPECT_EQ(ranking.model_name(), "analytic-host");
   std::vector<CandidatePrediction> predictions = ranking.PredictAll(f.space);
   ASSERT_EQ(predictions.size(), f.space.candidates.size());
@@ -43,15 +43,38 @@ TEST(ModelRankingTest, HostModelPredictsEveryCandidate) {
     EXPECT_TRUE(std::isfinite(p.microseconds));
     EXPECT_GT(p.microseconds, 0);
     EXPECT_FALSE(p.cubin);
+    EXPECT_FALSE(p.host_code);
     EXPECT_EQ(p.breakdown["model"], "analytic-host");
+    EXPECT_EQ(p.breakdown["work"], "estimated");
   }
+}
+
+TEST(ModelRankingTest, HostCandidatesGetTheirExecutedCode) {
+  Fixture f = Load(testing::GeluPath(), "host");
+  ASSERT_GT(f.space.candidates.size(), 3u);
+  ModelRanking ranking(f.device, nullptr, {.max_compiled = 3, .threads = 2});
+  std::vector<CandidatePrediction> predictions = ranking.PredictAll(f.space);
+  int64_t counted = 0;
+  for (const CandidatePrediction& p : predictions) {
+    ASSERT_TRUE(p.ok) << p.error;
+    EXPECT_FALSE(p.cubin);
+    if (!p.host_code) {
+      EXPECT_EQ(p.breakdown["work"], "estimated");
+      continue;
+    }
+    ++counted;
+    EXPECT_GT(p.resources["executed_instructions"].get<double>(), 0);
+    EXPECT_EQ(p.breakdown["work"], "executed code");
+    EXPECT_GT(p.breakdown["code_us"].get<double>(), 0);
+  }
+  EXPECT_EQ(counted, 3);
 }
 
 TEST(ModelRankingTest, CudaCandidatesGetTheirCubinResources) {
   TS_SKIP_WITHOUT_CORPUS();
   Fixture f = Load(testing::TransposePath(), "cuda:sm_90");
   ASSERT_GT(f.space.candidates.size(), 3u);
-  ModelRanking ranking(f.device, nullptr, {.max_cubins = 3, .threads = 2});
+  ModelRanking ranking(f.device, nullptr, {.max_compiled = 3, .threads = 2});
   EXPECT_EQ(ranking.model_name(), "analytic-gpu");
   std::vector<CandidatePrediction> predictions = ranking.PredictAll(f.space);
   int64_t with_cubin = 0;
