@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <utility>
 
 #include "costmodel/gpu_model.h"
 #include "costmodel/host_model.h"
@@ -10,13 +11,14 @@ namespace tilesmith::costmodel {
 
 namespace {
 
-constexpr const char* kExecutedFields[] = {"executed_instructions", "executed_divisions",
-                                           "executed_memory", "executed_vector",
-                                           "executed_branches"};
-
-std::array<double*, 5> ExecutedFigures(ResourceUsage& usage) {
-  return {&usage.executed_instructions, &usage.executed_divisions, &usage.executed_memory,
-          &usage.executed_vector, &usage.executed_branches};
+// The host code's figures by their names in compile stats; `Usage` const or not.
+template <typename Usage>
+auto ExecutedFigures(Usage& usage) {
+  return std::array{std::pair{"executed_instructions", &usage.executed_instructions},
+                    std::pair{"executed_divisions", &usage.executed_divisions},
+                    std::pair{"executed_memory", &usage.executed_memory},
+                    std::pair{"executed_vector", &usage.executed_vector},
+                    std::pair{"executed_branches", &usage.executed_branches}};
 }
 
 }  // namespace
@@ -30,11 +32,9 @@ ResourceUsage ResourceUsageFromStats(const nlohmann::json& stats) {
   ResourceUsage usage{.registers = field("registers"),
                       .shared_bytes = field("shared_bytes"),
                       .spill_bytes = field("spill_bytes")};
-  auto figures = ExecutedFigures(usage);
-  for (size_t i = 0; i < figures.size(); ++i) {
-    const char* name = kExecutedFields[i];
+  for (auto [name, figure] : ExecutedFigures(usage)) {
     if (stats.is_object() && stats.contains(name) && stats[name].is_number()) {
-      *figures[i] = std::max(0.0, stats[name].get<double>());
+      *figure = std::max(0.0, stats[name].get<double>());
     }
   }
   return usage;
@@ -47,9 +47,7 @@ void AddResourceUsageToStats(const ResourceUsage& usage, nlohmann::json& stats) 
     stats["spill_bytes"] = usage.spill_bytes;
   }
   if (usage.has_host_code()) {
-    ResourceUsage copy = usage;
-    auto figures = ExecutedFigures(copy);
-    for (size_t i = 0; i < figures.size(); ++i) stats[kExecutedFields[i]] = *figures[i];
+    for (auto [name, figure] : ExecutedFigures(usage)) stats[name] = *figure;
   }
 }
 

@@ -239,29 +239,33 @@ Expected<std::unique_ptr<HostKernel>> CompileForHost(emitters::KernelIR kernel,
   return result;
 }
 
-Expected<std::string> HostLlvmIr(const emitters::KernelIR& kernel) {
+namespace {
+
+// `kernel` as optimised LLVM IR for the host, in `context`, without machine code.
+Expected<std::unique_ptr<llvm::Module>> OptimizedHostModule(const emitters::KernelIR& kernel,
+                                                            llvm::LLVMContext& context) {
   InitializeLlvm();
   auto machine_builder = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!machine_builder) return MakeError(ErrorCode::kInternal, "cannot describe the host CPU");
   auto machine = machine_builder->createTargetMachine();
   if (!machine) return MakeError(ErrorCode::kInternal, "cannot create a host target machine");
-  llvm::LLVMContext context;
   TS_ASSIGN_OR_RETURN(std::unique_ptr<llvm::Module> module,
                       BuildModule(kernel, context, **machine));
   OptimizeModule(*module, **machine);
+  return module;
+}
+
+}  // namespace
+
+Expected<std::string> HostLlvmIr(const emitters::KernelIR& kernel) {
+  llvm::LLVMContext context;
+  TS_ASSIGN_OR_RETURN(std::unique_ptr<llvm::Module> module, OptimizedHostModule(kernel, context));
   return ModuleText(*module);
 }
 
 Expected<CodeCounts> CountHostCode(const emitters::KernelIR& kernel) {
-  InitializeLlvm();
-  auto machine_builder = llvm::orc::JITTargetMachineBuilder::detectHost();
-  if (!machine_builder) return MakeError(ErrorCode::kInternal, "cannot describe the host CPU");
-  auto machine = machine_builder->createTargetMachine();
-  if (!machine) return MakeError(ErrorCode::kInternal, "cannot create a host target machine");
   llvm::LLVMContext context;
-  TS_ASSIGN_OR_RETURN(std::unique_ptr<llvm::Module> module,
-                      BuildModule(kernel, context, **machine));
-  OptimizeModule(*module, **machine);
+  TS_ASSIGN_OR_RETURN(std::unique_ptr<llvm::Module> module, OptimizedHostModule(kernel, context));
   llvm::Function* function = module->getFunction(kernel.name);
   if (function == nullptr) {
     return MakeError(ErrorCode::kInternal, "no function '" + kernel.name + "' in the module");
