@@ -24,6 +24,13 @@ const costmodel::CostModel& ModelRanking::Model() const {
 
 std::string ModelRanking::model_name() const { return std::string(Model().name()); }
 
+const BuildResult* ModelRanking::BuiltCandidate(const Space& space, int64_t index) const {
+  std::lock_guard lock(built_mutex_);
+  if (built_space_ != &space) return nullptr;
+  auto found = built_.find(index);
+  return found == built_.end() ? nullptr : &found->second;
+}
+
 std::vector<double> ModelRanking::PredictUs(const Space& space) const {
   std::vector<double> times;
   for (const CandidatePrediction& prediction : PredictAll(space)) {
@@ -82,6 +89,12 @@ std::vector<CandidatePrediction> ModelRanking::PredictAll(const Space& space) co
   }
   std::vector<BuildResult> built =
       BuildBatch(requests, device_.info, device_.target, options_.threads);
+  {
+    std::lock_guard lock(built_mutex_);
+    built_space_ = &space;
+    built_.clear();
+    for (size_t k = 0; k < compiled.size(); ++k) built_[compiled[k]] = built[k];
+  }
   for (size_t k = 0; k < compiled.size(); ++k) {
     CandidatePrediction& prediction = predictions[compiled[k]];
     if (!built[k].ok) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "costmodel/cost_model.h"
+#include "tuner/builder.h"
 #include "tuner/device.h"
 #include "tuner/ranking.h"
 
@@ -52,6 +54,10 @@ class ModelRanking : public Ranking {
   /// The model that answers (`analytic-gpu`, `analytic-host`, …).
   std::string model_name() const;
 
+  /// The build of candidate `index` of `space` when the last PredictAll of that very space
+  /// compiled it, else null: a tune takes it instead of compiling the candidate again.
+  const BuildResult* BuiltCandidate(const Space& space, int64_t index) const;
+
  private:
   const costmodel::CostModel& Model() const;
 
@@ -59,6 +65,9 @@ class ModelRanking : public Ranking {
   ModelRankingOptions options_;
   mutable std::once_flag made_;
   mutable std::unique_ptr<costmodel::CostModel> model_;
+  mutable std::mutex built_mutex_;
+  mutable const Space* built_space_ = nullptr;
+  mutable std::map<int64_t, BuildResult> built_;  // by candidate of *built_space_
 };
 
 }  // namespace tilesmith::tuner

@@ -64,6 +64,8 @@ struct Session {
   // Compile-only sessions: the model that predicts each compiled candidate (owned by the
   // ranking), and every prediction of this run.
   const costmodel::CostModel* predictor = nullptr;
+  // What ranks the space; its compiled candidates' builds are reused.
+  const ModelRanking* ranking = nullptr;
   std::string model_description;
   std::vector<db::PredictionRecord> predictions;
   // A stored learned model, retrained on every measured batch and stored again at the end so
@@ -80,14 +82,24 @@ struct Session {
 
   // Compiles, measures and commits one batch; returns what the strategy is told.
   Expected<std::vector<TrialOutcome>> RunBatch(const std::vector<int64_t>& batch) {
+    // Candidates the ranking compiled already are not compiled again.
+    std::vector<BuildResult> builds(batch.size());
     std::vector<BuildRequest> requests;
-    for (int64_t index : batch) {
-      const Candidate& candidate = space.candidates[index];
+    std::vector<size_t> requested;  // positions in `batch` of `requests`
+    for (size_t i = 0; i < batch.size(); ++i) {
+      const BuildResult* built = ranking ? ranking->BuiltCandidate(space, batch[i]) : nullptr;
+      if (built != nullptr) {
+        builds[i] = *built;
+        continue;
+      }
+      const Candidate& candidate = space.candidates[batch[i]];
       requests.push_back({&space.AnalysisOf(candidate), EmitterConfig(candidate.config)});
+      requested.push_back(i);
     }
     auto compile_start = Clock::now();
-    std::vector<BuildResult> builds =
+    std::vector<BuildResult> compiled =
         BuildBatch(requests, device.info, device.target, options.compile_threads);
+    for (size_t k = 0; k < requested.size(); ++k) builds[requested[k]] = std::move(compiled[k]);
     result.compile_seconds += SecondsSince(compile_start);
     std::vector<db::MeasurementRecord> records;
     std::vector<TrialOutcome> outcomes;
@@ -367,6 +379,7 @@ Expected<TuneResult> Tune(const hlo::HloModule& module, const Device& device, db
   if (model.stored && store != nullptr) session.learned = model.learned;
   session.model_description = model.description;
   ModelRanking ranking(device, std::move(model.model));
+  session.ranking = &ranking;
   TS_ASSIGN_OR_RETURN(std::unique_ptr<Strategy> strategy,
                       MakeStrategy(options.strategy, space,
                                    {.budget = options.budget,

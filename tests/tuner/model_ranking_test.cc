@@ -68,6 +68,21 @@ TEST(ModelRankingTest, HostCandidatesGetTheirExecutedCode) {
     EXPECT_GT(p.breakdown["code_us"].get<double>(), 0);
   }
   EXPECT_EQ(counted, 3);
+  // The compiled candidates' builds are kept for a tune to reuse; of this space only.
+  int64_t kept = 0;
+  for (const CandidatePrediction& p : predictions) {
+    const BuildResult* built = ranking.BuiltCandidate(f.space, p.candidate);
+    EXPECT_EQ(built != nullptr, p.host_code);
+    if (built == nullptr) continue;
+    ++kept;
+    EXPECT_TRUE(built->ok);
+    EXPECT_EQ(built->stats["executed_instructions"], p.resources["executed_instructions"]);
+  }
+  EXPECT_EQ(kept, 3);
+  Space copy = f.space;
+  for (const CandidatePrediction& p : predictions) {
+    EXPECT_EQ(ranking.BuiltCandidate(copy, p.candidate), nullptr);
+  }
 }
 
 TEST(ModelRankingTest, CudaCandidatesGetTheirCubinResources) {

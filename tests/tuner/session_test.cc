@@ -7,6 +7,7 @@
 
 #include <map>
 
+#include "costmodel/cost_model.h"
 #include "db/sqlite_store.h"
 #include "tests/tuner/tuner_test_util.h"
 
@@ -70,6 +71,10 @@ TEST_P(CorpusTuneTest, FindsAVerifiedBestNoSlowerThanTheDefault) {
     EXPECT_TRUE(trial.verification_error.has_value());
     ASSERT_TRUE(trial.timing.has_value());
     EXPECT_GE(trial.timing->times_us.size(), 3u);
+    // What each block of the optimised code executes, counted once (by the ranking, or by
+    // the builder for what the ranking did not compile), kept for the host model.
+    EXPECT_TRUE(costmodel::ResourceUsageFromStats(trial.compile_stats).has_host_code())
+        << trial.compile_stats.dump();
     defaults += trial.is_default;
   }
   EXPECT_EQ(defaults, 1);
