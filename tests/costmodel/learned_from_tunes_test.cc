@@ -116,6 +116,8 @@ TEST_F(LearnedFromTunesTest, EveryVerifiedConfigBecomesARowOfItsFusion) {
     EXPECT_GT(row.measured_us, 0);
     EXPECT_GT(row.analytic_us, 0);
     EXPECT_EQ(row.fusion.size(), 64u);
+    // The builder's count of the host code, kept in the trial's compile stats, is a feature.
+    EXPECT_GT(row.features[FeatureIndex("code.instructions")], 0);
   }
   // Another compiler version's rows are not this one's.
   auto other =
