@@ -18,7 +18,7 @@
 // they sleep at once), so a kernel timed right after the flush finds them awake.
 // `--dump-rows FILE` writes every training row (fusion, config, time, features) as JSON.
 //   model_bench [--quick] [--detail] [--seeds N] [--json OUT] [--pool-spin-us N]
-//               [--save-timings FILE | --timings FILE]
+//               [--save-timings FILE | --timings FILE] [--dump-rows FILE]
 #include <algorithm>
 #include <cmath>
 #include <cstdio>

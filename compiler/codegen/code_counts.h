@@ -14,12 +14,12 @@ namespace tilesmith::codegen {
 /// evolution cannot bound (a kernel's loop over its range of blocks) counts once, so a host
 /// kernel's figures are per block.
 struct CodeCounts {
-  double instructions = 0;  ///< Every instruction but debug intrinsics and phis.
-  double memory = 0;        ///< Loads and stores (gathers and scatters included).
-  double vector = 0;        ///< Instructions producing a vector.
-  double divisions = 0;     ///< Integer and floating-point divisions and remainders.
-  double branches = 0;      ///< Conditional branches and switches.
-  int64_t unbounded_loops = 0;
+  double instructions = 0;      ///< Every instruction but debug intrinsics and phis.
+  double memory = 0;            ///< Loads and stores (gathers and scatters included).
+  double vector = 0;            ///< Instructions producing a vector.
+  double divisions = 0;         ///< Integer and floating-point divisions and remainders.
+  double branches = 0;          ///< Conditional branches and switches.
+  int64_t unbounded_loops = 0;  ///< Loops counted once: no constant bound on their trips.
 };
 
 CodeCounts CountExecutedCode(llvm::Function& function);
