@@ -71,12 +71,23 @@ Status MakeMatrix(std::span<const TrainingRow> rows, Objective objective, bool l
   return OkStatus();
 }
 
-// The rows ordered by fusion (stable), as pairwise groups need; a copy of what is trained.
-std::vector<TrainingRow> GroupedByFusion(std::span<const TrainingRow> rows) {
-  std::vector<TrainingRow> grouped(rows.begin(), rows.end());
-  std::stable_sort(grouped.begin(), grouped.end(),
+// What the trees are trained on: each row, and its estimate (the row as seen before
+// compiling) in a ranking group of its own, since a pairwise model ranks compiled and
+// estimated candidates apart; ordered by group (stable), as pairwise groups need.
+std::vector<TrainingRow> TrainingSet(std::span<const TrainingRow> rows) {
+  std::vector<TrainingRow> set(rows.begin(), rows.end());
+  for (const TrainingRow& row : rows) {
+    if (row.estimate_features.empty()) continue;
+    TrainingRow estimate;
+    estimate.fusion = row.fusion + " (estimated)";
+    estimate.features = row.estimate_features;
+    estimate.measured_us = row.measured_us;
+    estimate.analytic_us = row.estimate_analytic_us;
+    set.push_back(std::move(estimate));
+  }
+  std::stable_sort(set.begin(), set.end(),
                    [](const TrainingRow& a, const TrainingRow& b) { return a.fusion < b.fusion; });
-  return grouped;
+  return set;
 }
 
 }  // namespace
@@ -100,6 +111,11 @@ Expected<TrainingRow> MakeTrainingRow(std::string fusion, const emitters::Kernel
   row.features = KernelFeatures(kernel, device, usage, prediction);
   row.measured_us = measured_us;
   row.analytic_us = prediction.microseconds;
+  if (usage != nullptr && usage->known()) {
+    TS_ASSIGN_OR_RETURN(Prediction estimate, analytic.Predict(kernel, device, nullptr));
+    row.estimate_features = KernelFeatures(kernel, device, nullptr, estimate);
+    row.estimate_analytic_us = estimate.microseconds;
+  }
   return row;
 }
 
@@ -155,13 +171,24 @@ Expected<std::unique_ptr<LearnedModel>> LearnedModel::FromRecord(
                                ": a replay row does not match the feature schema");
       }
       // JSON has no NaN: a missing feature (NaN, XGBoost's "missing") was written as null.
-      for (const nlohmann::json& x : item["x"]) {
-        row.features.push_back(x.is_number() ? x.get<float>()
-                                             : std::numeric_limits<float>::quiet_NaN());
-      }
+      auto features = [](const nlohmann::json& values) {
+        std::vector<float> read;
+        for (const nlohmann::json& x : values) {
+          read.push_back(x.is_number() ? x.get<float>() : std::numeric_limits<float>::quiet_NaN());
+        }
+        return read;
+      };
+      row.features = features(item["x"]);
       auto number = [&](const char* name) {
         return item.contains(name) && item[name].is_number() ? item[name].get<double>() : 0.0;
       };
+      // A row of a compiled kernel keeps its estimate (older records have none).
+      if (item.contains("estimate_x") && item["estimate_x"].is_array() &&
+          item["estimate_x"].size() == FeatureNames().size() &&
+          number("estimate_analytic_us") > 0) {
+        row.estimate_features = features(item["estimate_x"]);
+        row.estimate_analytic_us = number("estimate_analytic_us");
+      }
       row.fusion = item.contains("fusion") && item["fusion"].is_string()
                        ? item["fusion"].get<std::string>()
                        : std::string();
@@ -261,7 +288,7 @@ Status LearnedModel::Retrain(std::span<const TrainingRow> rows) {
   std::sort(old.begin(), old.end());
   for (size_t i : old) batch.push_back(pool_[i]);
   if (batch.empty()) return OkStatus();
-  return Boost(GroupedByFusion(batch), options_.retrain_rounds);
+  return Boost(TrainingSet(batch), options_.retrain_rounds);
 }
 
 Status LearnedModel::TrainFresh(std::span<const TrainingRow> rows) {
@@ -269,7 +296,7 @@ Status LearnedModel::TrainFresh(std::span<const TrainingRow> rows) {
     XGBoosterFree(booster_);
     booster_ = nullptr;
   }
-  return Boost(GroupedByFusion(rows), options_.rounds);
+  return Boost(TrainingSet(rows), options_.rounds);
 }
 
 Status LearnedModel::Boost(std::span<const TrainingRow> rows, int rounds) {
@@ -395,10 +422,15 @@ Expected<db::ModelRecord> LearnedModel::ToRecord(const std::string& device_key,
       std::min(pool_.size(), static_cast<size_t>(std::max<int64_t>(0, options_.replay_rows)));
   for (size_t k = 0; k < kept; ++k) {
     const TrainingRow& row = pool_[k * pool_.size() / kept];
-    replay.push_back({{"fusion", row.fusion},
-                      {"x", row.features},
-                      {"measured_us", row.measured_us},
-                      {"analytic_us", row.analytic_us}});
+    nlohmann::json item = {{"fusion", row.fusion},
+                           {"x", row.features},
+                           {"measured_us", row.measured_us},
+                           {"analytic_us", row.analytic_us}};
+    if (!row.estimate_features.empty()) {
+      item["estimate_x"] = row.estimate_features;
+      item["estimate_analytic_us"] = row.estimate_analytic_us;
+    }
+    replay.push_back(std::move(item));
   }
   record.meta["replay"] = std::move(replay);
   return record;

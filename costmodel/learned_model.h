@@ -25,9 +25,17 @@ struct TrainingRow {
   std::vector<float> features;  ///< KernelFeatures(), FeatureNames() order.
   double measured_us = 0;       ///< The measured median.
   double analytic_us = 0;       ///< The analytic model's prediction of the same kernel.
+  /// The same kernel as a ranking sees it before anything is compiled: features and
+  /// analytic time without the compiler's resource usage (no cubin, no counted code).
+  /// Empty when the row itself was made without usage. Training learns from both, so a
+  /// model fitted to compiled candidates still ranks the ones nobody compiled: `/v1/query`
+  /// compiles nothing, and a large space compiles only its most promising candidates.
+  std::vector<float> estimate_features;
+  double estimate_analytic_us = 0;
 };
 
-/// The row of a measured kernel: features and the analytic prediction computed here.
+/// The row of a measured kernel: features and the analytic prediction computed here, with
+/// and (when `usage` is known) without `usage`.
 Expected<TrainingRow> MakeTrainingRow(std::string fusion, const emitters::KernelIR& kernel,
                                       const DeviceFigures& device, const ResourceUsage* usage,
                                       const CostModel& analytic, double measured_us);

@@ -34,15 +34,35 @@ nlohmann::json ScoresJson(const ModelScores& scores) {
           {"fusions", fusions}};
 }
 
+// The rows as seen before compiling (their estimates); empty unless every row has one.
+std::vector<TrainingRow> Estimates(const std::vector<TrainingRow>& rows) {
+  std::vector<TrainingRow> estimates;
+  for (const TrainingRow& row : rows) {
+    if (row.estimate_features.empty()) return {};
+    TrainingRow estimate;
+    estimate.fusion = row.fusion;
+    estimate.features = row.estimate_features;
+    estimate.measured_us = row.measured_us;
+    estimate.analytic_us = row.estimate_analytic_us;
+    estimates.push_back(std::move(estimate));
+  }
+  return estimates;
+}
+
 }  // namespace
 
 nlohmann::json Evaluation::ToJson() const {
-  return {{"train", {{"rows", train_rows}, {"fusions", train_fusions}}},
-          {"heldout", {{"rows", heldout_rows}, {"fusions", heldout_fusions}}},
-          {"learned_trained", learned_trained},
-          {"learned_model", learned_description},
-          {"analytic", ScoresJson(analytic)},
-          {"learned", ScoresJson(learned)}};
+  nlohmann::json json = {{"train", {{"rows", train_rows}, {"fusions", train_fusions}}},
+                         {"heldout", {{"rows", heldout_rows}, {"fusions", heldout_fusions}}},
+                         {"learned_trained", learned_trained},
+                         {"learned_model", learned_description},
+                         {"analytic", ScoresJson(analytic)},
+                         {"learned", ScoresJson(learned)}};
+  if (analytic_estimated && learned_estimated) {
+    json["estimated"] = {{"analytic", ScoresJson(*analytic_estimated)},
+                         {"learned", ScoresJson(*learned_estimated)}};
+  }
+  return json;
 }
 
 ModelScores Score(const std::string& model, const std::vector<TrainingRow>& rows,
@@ -105,6 +125,15 @@ Expected<Evaluation> EvaluateHeldOut(const std::vector<TrainingRow>& rows, doubl
   TS_ASSIGN_OR_RETURN(std::vector<double> learned_us, learned.PredictRows(test));
   evaluation.analytic = Score(analytic_name, test, analytic_us);
   evaluation.learned = Score(std::string(learned.name()), test, learned_us);
+  std::vector<TrainingRow> estimates = Estimates(test);
+  if (!estimates.empty()) {
+    std::vector<double> estimate_us;
+    for (const TrainingRow& row : estimates) estimate_us.push_back(row.analytic_us);
+    TS_ASSIGN_OR_RETURN(std::vector<double> learned_estimate_us, learned.PredictRows(estimates));
+    evaluation.analytic_estimated = Score(analytic_name, estimates, estimate_us);
+    evaluation.learned_estimated =
+        Score(std::string(learned.name()), estimates, learned_estimate_us);
+  }
   return evaluation;
 }
 
@@ -121,8 +150,9 @@ Expected<Evaluation> CrossValidate(const std::vector<TrainingRow>& rows, int fol
   for (auto& [fusion, fold] : fold_of) fold = next++ % folds;
   Evaluation evaluation;
   evaluation.learned_trained = true;
-  std::vector<TrainingRow> scored;
-  std::vector<double> analytic_us, learned_us;
+  std::vector<TrainingRow> scored, scored_estimates;
+  std::vector<double> analytic_us, learned_us, learned_estimate_us;
+  bool estimated = true;  // every row carries its estimate
   evaluation.heldout_learned_us.assign(rows.size(), 0.0);
   std::string analytic_name, learned_name;
   int64_t train_rows = 0, train_fusions = 0;
@@ -148,8 +178,16 @@ Expected<Evaluation> CrossValidate(const std::vector<TrainingRow>& rows, int fol
       analytic_us.push_back(test[i].analytic_us);
       learned_us.push_back(predicted[i]);
       evaluation.heldout_learned_us[test_rows[i]] = predicted[i];
-      scored.push_back(std::move(test[i]));
     }
+    std::vector<TrainingRow> estimates = Estimates(test);
+    estimated = estimated && !estimates.empty();
+    if (estimated) {
+      TS_ASSIGN_OR_RETURN(std::vector<double> predicted_estimates, learned.PredictRows(estimates));
+      learned_estimate_us.insert(learned_estimate_us.end(), predicted_estimates.begin(),
+                                 predicted_estimates.end());
+      for (TrainingRow& estimate : estimates) scored_estimates.push_back(std::move(estimate));
+    }
+    for (TrainingRow& row : test) scored.push_back(std::move(row));
   }
   evaluation.train_rows = train_rows / folds;  // per fold, on average
   evaluation.train_fusions = train_fusions / folds;
@@ -157,6 +195,12 @@ Expected<Evaluation> CrossValidate(const std::vector<TrainingRow>& rows, int fol
   evaluation.heldout_fusions = static_cast<int64_t>(fold_of.size());
   evaluation.analytic = Score(analytic_name, scored, analytic_us);
   evaluation.learned = Score(learned_name, scored, learned_us);
+  if (estimated) {
+    std::vector<double> estimate_us;
+    for (const TrainingRow& row : scored_estimates) estimate_us.push_back(row.analytic_us);
+    evaluation.analytic_estimated = Score(analytic_name, scored_estimates, estimate_us);
+    evaluation.learned_estimated = Score(learned_name, scored_estimates, learned_estimate_us);
+  }
   return evaluation;
 }
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,10 @@ struct Evaluation {
   /// CrossValidate only: every input row's learned prediction (µs) by the fold's model that
   /// never saw the row's fusion, in input order (a held-out ranking to replay a search with).
   std::vector<double> heldout_learned_us;
+  /// When every held-out row carries its estimate (TrainingRow::estimate_features): both
+  /// models ranking the held-out configs as seen before anything is compiled, as
+  /// `/v1/query` ranks them.
+  std::optional<ModelScores> analytic_estimated, learned_estimated;
   nlohmann::json ToJson() const;
 };
 

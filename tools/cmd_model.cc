@@ -216,6 +216,12 @@ int RunEval(const cli::Args& args, Inputs& inputs, const costmodel::LearnedModel
               "(median)", "top-5 regret");
   PrintScores(evaluation->analytic);
   PrintScores(evaluation->learned);
+  if (evaluation->analytic_estimated && evaluation->learned_estimated) {
+    // What `/v1/query` ranks by: the configs as seen before anything is compiled.
+    std::cout << "\nuncompiled (no cubin, no counted code; as /v1/query ranks):\n";
+    PrintScores(*evaluation->analytic_estimated);
+    PrintScores(*evaluation->learned_estimated);
+  }
   if (!evaluation->learned_trained) {
     std::cout << "\nThe learned model fell back to the analytic one: too little training data.\n";
   }

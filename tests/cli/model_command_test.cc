@@ -1,7 +1,7 @@
 // `tilesmith model train|eval`, run as a user would: real host tunes into a database,
-// a model trained and stored there, a held-out evaluation of both models as JSON, and
-// `predict` answering with the learned model afterwards; bad command lines and missing data
-// say why.
+// a model trained and stored there, a held-out evaluation of both models as JSON (compiled
+// and uncompiled), and `predict` answering with the learned model afterwards; bad command
+// lines and missing data say why.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -74,11 +74,17 @@ TEST_F(ModelCommandTest, TrainThenEvalThenPredictWithTheLearnedModel) {
   }
   EXPECT_EQ(scores["analytic"]["model"], "analytic-host");
   EXPECT_EQ(scores["learned"]["model"], "learned-xgboost");
+  // Host tunes count their code, so both models are also scored on the configs uncompiled.
+  ASSERT_TRUE(scores.contains("estimated")) << scores.dump(2);
+  EXPECT_EQ(scores["estimated"]["learned"]["model"], "learned-xgboost");
+  EXPECT_TRUE(scores["estimated"]["learned"]["spearman"].is_number());
+  EXPECT_EQ(scores["estimated"]["analytic"]["fusions"].size(), 1u);
 
   CommandRun text = Tilesmith("model eval --db " + Db() + bar);
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("spearman"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("analytic-host"), std::string::npos);
+  EXPECT_NE(text.out.find("uncompiled"), std::string::npos) << text.out;
 
   CommandRun predict = Tilesmith("predict " + Gelu() + " --target host --db " + Db() + " --json");
   ASSERT_EQ(predict.exit_code, 0) << predict.err;

@@ -118,6 +118,10 @@ TEST_F(LearnedFromTunesTest, EveryVerifiedConfigBecomesARowOfItsFusion) {
     EXPECT_EQ(row.fusion.size(), 64u);
     // The builder's count of the host code, kept in the trial's compile stats, is a feature.
     EXPECT_GT(row.features[FeatureIndex("code.instructions")], 0);
+    // And the row carries the config as seen uncompiled, for the model to learn from too.
+    ASSERT_EQ(row.estimate_features.size(), FeatureNames().size());
+    EXPECT_TRUE(std::isnan(row.estimate_features[FeatureIndex("code.instructions")]));
+    EXPECT_GT(row.estimate_analytic_us, 0);
   }
   // Another compiler version's rows are not this one's.
   auto other =
@@ -206,6 +210,14 @@ TEST_F(LearnedFromTunesTest, ATuneRetrainsTheStoredModelOnItsBatchesAndStoresIt)
   // The stored record carries a replay sample for later retrains.
   ASSERT_TRUE(record->meta["replay"].is_array());
   EXPECT_EQ(record->meta["replay"].size(), set.rows.size());
+  // With each row's estimate, which a loaded model replays too.
+  auto loaded = LearnedModel::FromRecord(*record, Analytic(), Small());
+  ASSERT_TRUE(loaded.has_value()) << loaded.error().message;
+  EXPECT_TRUE(record->meta["replay"][0].contains("estimate_x"));
+  EXPECT_GT(record->meta["replay"][0]["estimate_analytic_us"].get<double>(), 0);
+  auto again = (*loaded)->ToRecord(host_->record.Key(), kCompilerVersion);
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ(again->meta["replay"].dump(), record->meta["replay"].dump());
   auto id = store_->PutModel(*record);
   ASSERT_TRUE(id.has_value());
   int trees = record->meta["trees"];
