@@ -16,8 +16,11 @@
 // prediction and terms on stderr, the default marked `*`.
 // `--pool-spin-us N` has the pool's idle workers poll N µs before they sleep (default 0:
 // they sleep at once), so a kernel timed right after the flush finds them awake.
+// `--rounds N` times a fusion's configs in N interleaved rounds, each in a fresh order, and
+// keeps each config's best round (default 3; 1 with --quick): one round's times agree with
+// another's at a Spearman of only 0.78 on this machine, bursts of other work mostly.
 // `--dump-rows FILE` writes every training row (fusion, config, time, features) as JSON.
-//   model_bench [--quick] [--detail] [--seeds N] [--json OUT] [--pool-spin-us N]
+//   model_bench [--quick] [--detail] [--seeds N] [--rounds N] [--json OUT] [--pool-spin-us N]
 //               [--save-timings FILE | --timings FILE] [--dump-rows FILE]
 #include <algorithm>
 #include <cmath>
@@ -28,6 +31,7 @@
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <optional>
+#include <random>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -171,11 +175,43 @@ std::string FusionName(const std::string& path) {
   return path.substr(path.rfind('/', path.rfind('/') - 1) + 1);
 }
 
+// Times the `picked` configs of `fusion`'s space, each compiled once into `prepared`, in
+// `rounds` interleaved rounds: every round times each config (best of `repetitions` runs
+// from memory) in a fresh order, and a config keeps its best round. A burst of other work on
+// the machine then costs a config one round, not its only timing. In µs, by `picked`.
+std::vector<double> TimeInterleaved(const hlo::HloComputation& fusion, const tuner::Space& space,
+                                    const std::vector<int64_t>& picked,
+                                    const std::vector<hlo::Literal>& arguments, int repetitions,
+                                    int rounds, std::vector<bench::PreparedKernel>& prepared) {
+  for (int64_t index : picked) {
+    const tuner::Candidate& candidate = space.candidates[index];
+    prepared.push_back(bench::Prepare(fusion, space.AnalysisOf(candidate), arguments,
+                                      tuner::EmitterConfig(candidate.config)));
+  }
+  std::vector<double> best(picked.size(), std::numeric_limits<double>::infinity());
+  std::vector<size_t> order(picked.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::mt19937 shuffle(7);
+  for (int round = 0; round < rounds; ++round) {
+    if (round > 0) std::shuffle(order.begin(), order.end(), shuffle);
+    for (size_t k : order) {
+      // A short kernel's best of few runs still carries the pool's wake-up jitter (tens of
+      // microseconds): it gets four times as many runs, so configs compare, not wake-ups.
+      double seconds = prepared[k].TimeFromMemory(repetitions);
+      if (seconds < kShortKernelSeconds) {
+        seconds = std::min(seconds, prepared[k].TimeFromMemory(4 * repetitions));
+      }
+      best[k] = std::min(best[k], seconds * 1e6);
+    }
+  }
+  return best;
+}
+
 // Every sampled config of `path`'s space timed (or its time looked up in `replay`) and
 // predicted; the times go to `saved`. An error skips the fusion.
 Expected<FusionResult> RunFusion(const std::string& path, const tuner::Device& device,
                                  const costmodel::HostModel& model, int64_t cap, int repetitions,
-                                 const SavedTimings* replay, SavedTimings& saved) {
+                                 int rounds, const SavedTimings* replay, SavedTimings& saved) {
   TS_ASSIGN_OR_RETURN(auto module, hlo::ParseHloModuleFile(path));
   const hlo::HloComputation& fusion = *module->fusion();
   TS_ASSIGN_OR_RETURN(tuner::Space space, tuner::BuildSpace(*module, device.info, {}));
@@ -201,11 +237,15 @@ Expected<FusionResult> RunFusion(const std::string& path, const tuner::Device& d
   } else {
     picked = Sample(space, cap);
   }
+  std::vector<bench::PreparedKernel> prepared;  // the measured path's compiled kernels
+  if (replayed == nullptr) {
+    measured = TimeInterleaved(fusion, space, picked, arguments, repetitions, rounds, prepared);
+  }
   auto host = emitters::DeviceInfo::ForTarget(emitters::Target::Host());
-  for (int64_t index : picked) {
+  for (size_t k = 0; k < picked.size(); ++k) {
+    int64_t index = picked[k];
     const tuner::Candidate& candidate = space.candidates[index];
     std::string key = candidate.config.dump();
-    std::unique_ptr<codegen::HostKernel> compiled;
     std::optional<emitters::KernelIR> emitted;
     if (replayed != nullptr) {
       auto it = replayed->find(key);
@@ -215,34 +255,23 @@ Expected<FusionResult> RunFusion(const std::string& path, const tuner::Device& d
       TS_ASSIGN_OR_RETURN(emitted,
                           emitters::EmitKernel(space.AnalysisOf(candidate),
                                                tuner::EmitterConfig(candidate.config), host));
-    } else {
-      bench::PreparedKernel prepared = bench::Prepare(
-          fusion, space.AnalysisOf(candidate), arguments, tuner::EmitterConfig(candidate.config));
-      // A short kernel's best of few runs still carries the pool's wake-up jitter (tens of
-      // microseconds): it gets four times as many runs, so configs compare, not wake-ups.
-      double seconds = prepared.TimeFromMemory(repetitions);
-      if (seconds < kShortKernelSeconds) {
-        seconds = std::min(seconds, prepared.TimeFromMemory(4 * repetitions));
-      }
-      measured.push_back(seconds * 1e6);
-      compiled = std::move(prepared.kernel);
     }
-    saved[name][key] = measured.back();
-    const emitters::KernelIR& kernel = compiled ? compiled->kernel() : *emitted;
+    saved[name][key] = measured[k];
+    const emitters::KernelIR& kernel = emitted ? *emitted : prepared[k].kernel->kernel();
     // What the optimised code executes, as a tune's builder counts it for the model.
     TS_ASSIGN_OR_RETURN(costmodel::ResourceUsage usage, tuner::CountHostUsage(kernel));
     TS_ASSIGN_OR_RETURN(costmodel::Prediction prediction, model.Predict(kernel, figures, &usage));
     predicted.push_back(prediction.microseconds);
     TS_ASSIGN_OR_RETURN(
         costmodel::TrainingRow row,
-        costmodel::MakeTrainingRow(path, kernel, figures, &usage, model, measured.back()));
+        costmodel::MakeTrainingRow(path, kernel, figures, &usage, model, measured[k]));
     rows.push_back(std::move(row));
     row_configs.push_back(key);
     if (detail) {
       nlohmann::json terms = prediction.breakdown;
       terms.erase("calibration");
       std::fprintf(stderr, "%c %10.1f %10.1f  %s  %s\n", index == space.default_index ? '*' : ' ',
-                   measured.back(), predicted.back(), candidate.config.dump().c_str(),
+                   measured[k], predicted.back(), candidate.config.dump().c_str(),
                    terms.dump().c_str());
     }
   }
@@ -317,6 +346,8 @@ struct AveragedScores {
 
 struct SeedScores {
   AveragedScores analytic, learned;
+  // The held-out configs as seen uncompiled (no counted code), as `/v1/query` ranks them.
+  AveragedScores analytic_estimated, learned_estimated;
   std::string description;  // the last fold's learned model
 };
 
@@ -360,6 +391,10 @@ Expected<SeedScores> CrossValidateSeeds(const std::vector<FusionResult>& results
     auto [share, missed] = ReplayAll(results, evaluation.heldout_learned_us);
     scores.analytic.Add(evaluation.analytic, 0, 0);
     scores.learned.Add(evaluation.learned, share, missed);
+    if (evaluation.analytic_estimated && evaluation.learned_estimated) {
+      scores.analytic_estimated.Add(*evaluation.analytic_estimated, 0, 0);
+      scores.learned_estimated.Add(*evaluation.learned_estimated, 0, 0);
+    }
     scores.description = evaluation.learned_description;
   }
   return scores;
@@ -387,15 +422,19 @@ nlohmann::json RowsToJson(const std::vector<FusionResult>& results) {
           {"rows", std::move(rows)}};
 }
 
-void PrintScores(const AveragedScores& scores, const std::string& label) {
+void PrintScores(const AveragedScores& scores, const std::string& label, bool strategy = true) {
   std::string name = label.empty() ? scores.model : scores.model + " " + label;
-  char range[32] = "";
+  char range[32] = "", share[32] = "-";
   if (scores.spearman_max > scores.spearman_min) {
     std::snprintf(range, sizeof(range), "%.3f-%.3f", scores.spearman_min, scores.spearman_max);
   }
-  std::printf("%-28s %9.3f %13s %9.3f %12.1f%% %12.1f%% %12.1f%% %6.1f%%+%.0f\n", name.c_str(),
+  if (strategy) {
+    std::snprintf(share, sizeof(share), "%.1f%%+%.0f", 100 * scores.strategy_share,
+                  scores.strategy_missed);
+  }
+  std::printf("%-28s %9.3f %13s %9.3f %12.1f%% %12.1f%% %12.1f%% %9s\n", name.c_str(),
               scores.spearman, range, scores.kendall, 100 * scores.top1, 100 * scores.median_top1,
-              100 * scores.top5, 100 * scores.strategy_share, scores.strategy_missed);
+              100 * scores.top5, share);
 }
 
 }  // namespace
@@ -403,6 +442,7 @@ void PrintScores(const AveragedScores& scores, const std::string& label) {
 int main(int argc, char** argv) {
   bool quick = false;
   int seeds = 3;
+  int rounds = 0;  // 0: the default for --quick or not
   std::string json_path, save_path, replay_path, rows_path;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -418,6 +458,8 @@ int main(int argc, char** argv) {
       replay_path = argv[++i];
     } else if (arg == "--dump-rows" && i + 1 < argc) {
       rows_path = argv[++i];
+    } else if (arg == "--rounds" && i + 1 < argc) {
+      rounds = std::max(1, std::atoi(argv[++i]));
     } else if (arg == "--seeds" && i + 1 < argc) {
       seeds = std::max(1, std::atoi(argv[++i]));
     } else if (arg == "--pool-spin-us" && i + 1 < argc) {
@@ -425,7 +467,8 @@ int main(int argc, char** argv) {
       ThreadPool::Default().set_spin(std::chrono::microseconds(std::atoi(argv[++i])));
     } else {
       bench::Fail(
-          "usage: model_bench [--quick] [--detail] [--seeds N] [--json OUT] [--pool-spin-us N] "
+          "usage: model_bench [--quick] [--detail] [--seeds N] [--rounds N] [--json OUT] "
+          "[--pool-spin-us N] "
           "[--save-timings FILE | --timings FILE] [--dump-rows FILE]");
     }
   }
@@ -478,12 +521,13 @@ int main(int argc, char** argv) {
   }
   int64_t cap = quick ? 16 : 48;
   int repetitions = quick ? 3 : 5;
+  if (rounds == 0) rounds = quick ? 1 : 3;
   std::printf("%-48s %7s %9s %9s %9s %9s %9s %11s %11s\n", "fusion", "configs", "spearman", "share",
               "model", "plain", "random", "best_us", "top_pick_us");
   std::vector<FusionResult> results;
   for (const std::string& path : fusions) {
-    auto run =
-        RunFusion(path, *device, model, cap, repetitions, replay ? &*replay : nullptr, saved);
+    auto run = RunFusion(path, *device, model, cap, repetitions, rounds,
+                         replay ? &*replay : nullptr, saved);
     if (!run) {
       std::printf("%-48s skipped: %s\n", path.c_str(), run.error().message.c_str());
       continue;
@@ -552,6 +596,8 @@ int main(int argc, char** argv) {
   std::printf("%-28s %9s %13s %9s %13s %13s %13s %9s\n", "model", "spearman", "(seeds)", "kendall",
               "top1_regret", "median_top1", "top5_regret", "strategy");
   bool analytic_printed = false;
+  AveragedScores uncompiled_analytic;
+  std::vector<std::pair<std::string, AveragedScores>> uncompiled;  // learned, by objective
   for (costmodel::Objective objective :
        {costmodel::Objective::kLogTime, costmodel::Objective::kPairwise}) {
     auto scores =
@@ -571,6 +617,19 @@ int main(int argc, char** argv) {
     nlohmann::json& learned = learned_json[std::string(costmodel::ObjectiveName(objective))];
     learned = scores->learned.ToJson();
     learned["description"] = scores->description;
+    if (scores->learned_estimated.runs > 0) {
+      uncompiled_analytic = scores->analytic_estimated;
+      uncompiled.emplace_back(std::string(costmodel::ObjectiveName(objective)),
+                              scores->learned_estimated);
+      learned["uncompiled"] = scores->learned_estimated.ToJson();
+      learned_json["analytic_uncompiled"] = scores->analytic_estimated.ToJson();
+    }
+  }
+  if (!uncompiled.empty()) {
+    // What `/v1/query` ranks by: nothing compiled, so no counted code.
+    std::printf("uncompiled (no counted code, as /v1/query ranks):\n");
+    PrintScores(uncompiled_analytic, "", /*strategy=*/false);
+    for (const auto& [objective, scores] : uncompiled) PrintScores(scores, objective, false);
   }
   std::printf(
       "(strategy: median share of the space the `model` strategy measures before a config "
