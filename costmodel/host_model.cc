@@ -194,6 +194,9 @@ SweepCost HostSweepCost(const ThreadSweep& sweep) {
   cost.page_walks = sweep.pages > kHostTlbPages
                         ? sweep.threads * sweep.pages * (1 - kHostTlbPages / sweep.pages)
                         : 0.0;
+  cost.tlb_misses = sweep.pages > kHostL1TlbPages
+                        ? sweep.line_touches * (1 - kHostL1TlbPages / sweep.pages)
+                        : 0.0;
   return cost;
 }
 
@@ -239,10 +242,11 @@ Expected<Prediction> HostModel::Predict(const emitters::KernelIR& kernel,
     sweep.l2_lines += cost.l2_lines;
     sweep.l3_lines += cost.l3_lines;
     sweep.page_walks += cost.page_walks;
+    sweep.tlb_misses += cost.tlb_misses;
   }
   // Latencies the walking thread waits for.
   double miss_us = (sweep.l2_lines * kHostL2LineUs + sweep.l3_lines * kHostL3LineUs +
-                    sweep.page_walks * kHostPageWalkUs) *
+                    sweep.page_walks * kHostPageWalkUs + sweep.tlb_misses * kHostTlbMissUs) *
                    per_thread;
   // The compiled code's own count, where there is one, replaces the estimate of its
   // arithmetic and thread steps.
@@ -277,7 +281,8 @@ Expected<Prediction> HostModel::Predict(const emitters::KernelIR& kernel,
       {"sweep",
        {{"l2_lines", sweep.l2_lines},
         {"l3_lines", sweep.l3_lines},
-        {"page_walks", sweep.page_walks}}},
+        {"page_walks", sweep.page_walks},
+        {"tlb_misses", sweep.tlb_misses}}},
       {"busy_threads", busy},
       {"parallel_efficiency", parallel},
       {"calibration", c.ToJson()},

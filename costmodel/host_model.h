@@ -77,14 +77,26 @@ inline constexpr double kHostL2LineUs = 0.002;
 inline constexpr double kHostL3LineUs = 0.005;
 inline constexpr double kHostPageWalkUs = 0.005;
 
+/// The pages a thread's walk may touch before its accesses miss the first-level TLB, and
+/// what such a miss costs (served by the second level, about 7 cycles), in microseconds.
+/// Zen's first level maps 64 pages, but a walk shares it with everything else the thread
+/// touches: fitted on `reduction_groups_two_in_same_group` (48 configs whose side output's
+/// grid-stride walk crosses 14 to 308 pages, and whose times rise 2 ms to 17 ms with them),
+/// 32 pages at 3 ns had the host model rank its configs at Spearman 0.76-0.77 on two timing
+/// runs (64 pages: 0.62; without the term: 0.19-0.20).
+inline constexpr double kHostL1TlbPages = 32;
+inline constexpr double kHostTlbMissUs = 0.003;
+
 /// The cost of a thread walk (kernel_facts.h `ThreadSweep`) beyond streaming its bytes once:
 /// the neighbour touches of lines that fell out of L1 (from L2) or L2 (from L3) before the
-/// next thread came, and the page walks of a walk whose pages the TLB cannot hold (a walk
-/// of P pages over a TLB of T keeps T / P).
+/// next thread came, the touches of pages that fell out of the first-level TLB, and the page
+/// walks of a walk whose pages the second-level TLB cannot hold (a walk of P pages over a
+/// TLB of T keeps T / P).
 struct SweepCost {
   double l2_lines = 0;  ///< Neighbour touches served by L2.
   double l3_lines = 0;  ///< Neighbour touches served by L3.
   double page_walks = 0;
+  double tlb_misses = 0;  ///< Touches of a page the first-level TLB no longer maps.
 };
 SweepCost HostSweepCost(const ThreadSweep& sweep);
 

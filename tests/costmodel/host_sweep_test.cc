@@ -116,6 +116,39 @@ TEST(HostSweepTest, CostFollowsTheCacheLevelThatKeepsTheWalk) {
   EXPECT_DOUBLE_EQ(HostSweepCost(sweep).page_walks, 1000 * 4096 * 0.5);
 }
 
+TEST(HostSweepTest, AWalkOverMorePagesThanTheFirstLevelTlbMapsMissesIt) {
+  ThreadSweep sweep;
+  sweep.threads = 1000;
+  sweep.lines = 100;
+  sweep.line_touches = 1000 * 100;
+  sweep.pages = kHostL1TlbPages;
+  EXPECT_DOUBLE_EQ(HostSweepCost(sweep).tlb_misses, 0) << "the walk's pages stay mapped";
+  // Four times the pages it maps: each touch finds its page mapped a quarter of the time.
+  sweep.pages = 4 * kHostL1TlbPages;
+  EXPECT_DOUBLE_EQ(HostSweepCost(sweep).tlb_misses, 1000 * 100 * 0.75);
+  EXPECT_EQ(HostSweepCost(sweep).page_walks, 0) << "the second level still maps them";
+}
+
+TEST(HostSweepTest, FewThreadsWalkTheSideOutputOverManyPages) {
+  // The side output's grid-stride loop: 128 blocks of 64 threads stride 32 KiB, so each
+  // thread's walk crosses hundreds of pages (measured: 11-17 ms); 1024 threads a block
+  // stride 512 KiB over a few dozen (about 2 ms).
+  HostModel model(Fixed());
+  nlohmann::json few = {
+      {"threads_x", 16}, {"threads_y", 4}, {"vector", 2}, {"elements_per_thread", 4}, {"split", 1}};
+  nlohmann::json many = {{"threads_x", 16},
+                         {"threads_y", 64},
+                         {"vector", 4},
+                         {"elements_per_thread", 1},
+                         {"split", 1}};
+  auto slow = model.Predict(Emit(kTwoReductions, few, "host").kernel, Host(), nullptr);
+  auto fast = model.Predict(Emit(kTwoReductions, many, "host").kernel, Host(), nullptr);
+  ASSERT_TRUE(slow.has_value() && fast.has_value());
+  EXPECT_GT(slow->breakdown["sweep"]["tlb_misses"].get<double>(), 1e6);
+  EXPECT_EQ(fast->breakdown["sweep"]["tlb_misses"].get<double>(), 0);
+  EXPECT_GT(slow->microseconds, 1.5 * fast->microseconds);
+}
+
 TEST(HostSweepTest, ShufflesRunAThreadLoopPerSegment) {
   // A row reduction whose 32 lanes butterfly: 5 shuffles, 6 thread loops per point.
   constexpr char kRows[] = R"(
