@@ -78,11 +78,8 @@ std::vector<TrainingRow> TrainingSet(std::span<const TrainingRow> rows) {
   std::vector<TrainingRow> set(rows.begin(), rows.end());
   for (const TrainingRow& row : rows) {
     if (row.estimate_features.empty()) continue;
-    TrainingRow estimate;
-    estimate.fusion = row.fusion + " (estimated)";
-    estimate.features = row.estimate_features;
-    estimate.measured_us = row.measured_us;
-    estimate.analytic_us = row.estimate_analytic_us;
+    TrainingRow estimate = EstimateRow(row);
+    estimate.fusion += " (estimated)";
     set.push_back(std::move(estimate));
   }
   std::stable_sort(set.begin(), set.end(),
@@ -100,6 +97,15 @@ Expected<Objective> ParseObjective(std::string_view name) {
   if (name == "log-time") return Objective::kLogTime;
   if (name == "pairwise") return Objective::kPairwise;
   return InvalidArgument("unknown objective '" + std::string(name) + "' (log-time, pairwise)");
+}
+
+TrainingRow EstimateRow(const TrainingRow& row) {
+  TrainingRow estimate;
+  estimate.fusion = row.fusion;
+  estimate.features = row.estimate_features;
+  estimate.measured_us = row.measured_us;
+  estimate.analytic_us = row.estimate_analytic_us;
+  return estimate;
 }
 
 Expected<TrainingRow> MakeTrainingRow(std::string fusion, const emitters::KernelIR& kernel,

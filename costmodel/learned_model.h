@@ -34,6 +34,10 @@ struct TrainingRow {
   double estimate_analytic_us = 0;
 };
 
+/// `row`'s estimate as a row of its own (same fusion, time and config; estimate features
+/// and analytic time). `row` must carry one.
+TrainingRow EstimateRow(const TrainingRow& row);
+
 /// The row of a measured kernel: features and the analytic prediction computed here, with
 /// and (when `usage` is known) without `usage`.
 Expected<TrainingRow> MakeTrainingRow(std::string fusion, const emitters::KernelIR& kernel,

@@ -39,12 +39,7 @@ std::vector<TrainingRow> Estimates(const std::vector<TrainingRow>& rows) {
   std::vector<TrainingRow> estimates;
   for (const TrainingRow& row : rows) {
     if (row.estimate_features.empty()) return {};
-    TrainingRow estimate;
-    estimate.fusion = row.fusion;
-    estimate.features = row.estimate_features;
-    estimate.measured_us = row.measured_us;
-    estimate.analytic_us = row.estimate_analytic_us;
-    estimates.push_back(std::move(estimate));
+    estimates.push_back(EstimateRow(row));
   }
   return estimates;
 }

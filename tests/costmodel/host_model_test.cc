@@ -11,18 +11,7 @@ namespace {
 
 using testing::Emit;
 
-// A fixed machine: 8 threads, 40 GB/s DRAM (10 per thread), 200 GB/s cached, 50 Gflop/s a
-// thread, 5 µs dispatch.
-HostCalibration Fixed() {
-  HostCalibration c;
-  c.threads = 8;
-  c.memory_bytes_per_us = 40e3;
-  c.thread_memory_bytes_per_us = 10e3;
-  c.cache_bytes_per_us = 200e3;
-  c.thread_flops_per_us = 50e3;
-  c.dispatch_us = 5;
-  return c;
-}
+HostCalibration Fixed() { return testing::FixedHostCalibration(); }
 
 DeviceFigures Host() { return {testing::Device("host"), 32 << 20}; }
 

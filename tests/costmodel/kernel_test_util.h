@@ -1,5 +1,5 @@
 // Kernels for the analytic-model tests: an HLO fusion parsed, analysed and emitted with a
-// config for a target, kept alive together.
+// config for a target, kept alive together; a fixed host machine.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -11,6 +11,7 @@
 #include "compiler/analysis/fusion_analysis.h"
 #include "compiler/emitters/emitter_registry.h"
 #include "compiler/hlo/parser.h"
+#include "costmodel/host_model.h"
 
 namespace tilesmith::costmodel::testing {
 
@@ -22,6 +23,19 @@ struct TestKernel {
 
 inline emitters::DeviceInfo Device(std::string_view target) {
   return emitters::DeviceInfo::ForTarget(*emitters::Target::Parse(target));
+}
+
+/// A fixed machine for the host model: 8 threads, 40 GB/s DRAM (10 per thread), 200 GB/s
+/// cached, 50 Gflop/s a thread, 5 µs dispatch.
+inline HostCalibration FixedHostCalibration() {
+  HostCalibration c;
+  c.threads = 8;
+  c.memory_bytes_per_us = 40e3;
+  c.thread_memory_bytes_per_us = 10e3;
+  c.cache_bytes_per_us = 200e3;
+  c.thread_flops_per_us = 50e3;
+  c.dispatch_us = 5;
+  return c;
 }
 
 /// The kernel of `text`'s fusion for `config` (null: the default) on `target`.

@@ -201,14 +201,7 @@ TEST(LearnedModelTest, WithoutAStoredModelTheAnalyticModelIsChosen) {
 }
 
 TEST(LearnedModelTest, ARowOfACompiledKernelCarriesItsEstimate) {
-  HostCalibration calibration;
-  calibration.threads = 8;
-  calibration.memory_bytes_per_us = 40e3;
-  calibration.thread_memory_bytes_per_us = 10e3;
-  calibration.cache_bytes_per_us = 200e3;
-  calibration.thread_flops_per_us = 50e3;
-  calibration.dispatch_us = 5;
-  HostModel analytic(calibration);
+  HostModel analytic(testing::FixedHostCalibration());
   DeviceFigures host{testing::Device("host"), 32 << 20};
   auto emitted = Emit(kElementwise, {{"vector", 4}}, "host");
   ResourceUsage usage{.executed_instructions = 50000, .executed_divisions = 100};
@@ -290,10 +283,7 @@ TEST(LearnedModelTest, TrainedWithEstimatesItRanksConfigsNobodyCompiled) {
     std::vector<TrainingRow> estimates;
     for (const TrainingRow& row : CompiledRows(8, true)) {
       if (row.fusion != "fusion0" && row.fusion != "fusion1") continue;
-      TrainingRow estimate = row;
-      estimate.features = row.estimate_features;
-      estimate.analytic_us = row.estimate_analytic_us;
-      estimates.push_back(std::move(estimate));
+      estimates.push_back(EstimateRow(row));
     }
     auto predicted = plain.PredictRows(estimates);
     ASSERT_TRUE(predicted.has_value());
