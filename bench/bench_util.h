@@ -21,6 +21,7 @@
 #include "compiler/hlo/parser.h"
 #include "compiler/hlo/tiling.h"
 #include "support/thread_pool.h"
+#include "tuner/worker.h"
 
 namespace tilesmith::bench {
 
@@ -30,14 +31,23 @@ inline double Seconds(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
+/// A timed kernel's buffer, placed as the tuner's worker places them: page-aligned, then
+/// tuner::BufferPageOffset(position) further.
 struct Buffer {
-  explicit Buffer(size_t bytes)
-      : data(static_cast<char*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64))), size(bytes) {
+  explicit Buffer(size_t bytes, size_t position = 0)
+      : offset(static_cast<size_t>(tuner::BufferPageOffset(static_cast<int64_t>(position)))),
+        base(static_cast<char*>(std::aligned_alloc(
+            tuner::kBufferPageBytes, (offset + bytes + tuner::kBufferPageBytes - 1) /
+                                         tuner::kBufferPageBytes * tuner::kBufferPageBytes))),
+        data(base + offset),
+        size(bytes) {
     std::memset(data, 1, size);  // touch every page before timing
   }
-  ~Buffer() { std::free(data); }
+  ~Buffer() { std::free(base); }
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
+  size_t offset;
+  char* base;
   char* data;
   size_t size;
 };
@@ -130,7 +140,8 @@ inline PreparedKernel Prepare(const hlo::HloComputation& fusion,
   for (const auto& buffer : prepared.kernel->kernel().buffers) {
     auto physical = hlo::PhysicalLayout::Create(buffer.shape);
     if (!physical) Fail(physical.error().message);
-    prepared.buffers.push_back(std::make_unique<Buffer>(physical->byte_size()));
+    prepared.buffers.push_back(
+        std::make_unique<Buffer>(physical->byte_size(), prepared.buffers.size()));
     prepared.pointers.push_back(prepared.buffers.back()->data);
     prepared.bytes += static_cast<double>(physical->byte_size());
     if (buffer.is_parameter()) {

@@ -36,28 +36,31 @@ double MillisecondsSince(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
-// One kernel buffer with a red zone on each side, 64-byte aligned.
+// One kernel buffer with a red zone on each side, placed at BufferPageOffset(position).
 class GuardedBuffer {
  public:
-  explicit GuardedBuffer(int64_t size) : size_(size) {
-    int64_t total = 2 * kRedZoneBytes + ((size + 63) / 64) * 64;
-    memory_ = static_cast<uint8_t*>(std::aligned_alloc(64, total));
+  GuardedBuffer(int64_t size, int64_t position)
+      : size_(size), start_(kRedZoneBytes + BufferPageOffset(position)) {
+    static_assert(kRedZoneBytes % kBufferPageBytes == 0, "a red zone spans whole pages");
+    int64_t end = start_ + size + kRedZoneBytes;
+    total_ = (end + kBufferPageBytes - 1) / kBufferPageBytes * kBufferPageBytes;
+    memory_ = static_cast<uint8_t*>(std::aligned_alloc(kBufferPageBytes, total_));
     if (memory_ == nullptr) throw std::bad_alloc();
-    std::memset(memory_, kGuardByte, total);
-    total_ = total;
+    std::memset(memory_, kGuardByte, total_);
   }
   ~GuardedBuffer() { std::free(memory_); }
   GuardedBuffer(const GuardedBuffer&) = delete;
   GuardedBuffer& operator=(const GuardedBuffer&) = delete;
 
-  uint8_t* data() const { return memory_ + kRedZoneBytes; }
+  uint8_t* data() const { return memory_ + start_; }
   int64_t size() const { return size_; }
-  /// Both red zones still hold the guard pattern (the tail padding to 64 bytes included).
+  /// Both red zones still hold the guard pattern (the bytes before the data and after it,
+  /// to the end of its last page).
   bool Intact() const {
-    for (int64_t i = 0; i < kRedZoneBytes; ++i) {
+    for (int64_t i = 0; i < start_; ++i) {
       if (memory_[i] != kGuardByte) return false;
     }
-    for (int64_t i = kRedZoneBytes + size_; i < total_; ++i) {
+    for (int64_t i = start_ + size_; i < total_; ++i) {
       if (memory_[i] != kGuardByte) return false;
     }
     return true;
@@ -65,6 +68,7 @@ class GuardedBuffer {
 
  private:
   int64_t size_;
+  int64_t start_;  // where the data begins
   int64_t total_ = 0;
   uint8_t* memory_ = nullptr;
 };
@@ -203,7 +207,8 @@ class Worker {
       if (!physical) return Failure("launch", physical.error().message);
       std::unique_ptr<GuardedBuffer> guarded;
       try {
-        guarded = std::make_unique<GuardedBuffer>(physical->byte_size());
+        guarded = std::make_unique<GuardedBuffer>(physical->byte_size(),
+                                                  static_cast<int64_t>(buffers.size()));
       } catch (const std::bad_alloc&) {
         return Failure("launch", "out of memory allocating a " +
                                      std::to_string(physical->byte_size()) + "-byte buffer");

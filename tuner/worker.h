@@ -23,6 +23,21 @@ namespace tilesmith::tuner {
 /// Guard bytes before and after every buffer; their pattern is checked after each run.
 inline constexpr int64_t kRedZoneBytes = 4096;
 
+/// Where a timed host kernel's buffer starts within its page, by its position in the
+/// kernel's buffer list: 17 cache lines per position, modulo a page (distinct for the
+/// first 64 buffers). Where the heap put a buffer otherwise decided how its accesses aliased
+/// another's (4 KiB apart, or in one cache set), so two runs timed one config differently:
+/// two full runs of bench/model_bench (30 fusions, 48 configs each) ranked configs alike at
+/// a mean Spearman of 0.84 with heap-placed buffers, 0.86 placed this way. Every buffer at
+/// page offset 0 agreed as well, but made an input and an output of one shape alias 4 KiB
+/// apart on every access: the host model's ranking of `reduce_row/side_output` (an exp
+/// written beside the reduced input) fell from 0.77 to 0.37. The worker and bench/ place
+/// buffers this way.
+inline constexpr int64_t kBufferPageBytes = 4096;
+constexpr int64_t BufferPageOffset(int64_t position) {
+  return position * 17 * 64 % kBufferPageBytes;
+}
+
 /// Serves requests for `module`'s fusion on `target` (the host through ORC JIT, a GPU through
 /// the dlopen'ed driver) until stdin closes; returns the exit status. A
 /// config's `layouts` (layouts.h) are applied to a copy of the module first.

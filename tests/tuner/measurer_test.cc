@@ -7,9 +7,11 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <set>
 
 #include "tests/tuner/tuner_test_util.h"
 #include "tuner/cuda_driver.h"
+#include "tuner/worker.h"
 
 namespace tilesmith::tuner {
 namespace {
@@ -44,6 +46,19 @@ TEST(SummarizeTest, QuantilesOfTheRawTimes) {
   EXPECT_DOUBLE_EQ(timing.p20_us, 1.8);
   EXPECT_DOUBLE_EQ(timing.p80_us, 4.2);
   EXPECT_EQ(timing.times_us, (std::vector<double>{5, 1, 3, 2, 4}));  // kept in order
+}
+
+TEST(BufferPlacementTest, BuffersStartOnDistinctCacheLinesOfAPage) {
+  EXPECT_EQ(BufferPageOffset(0), 0);
+  std::set<int64_t> offsets;
+  for (int64_t position = 0; position < 64; ++position) {
+    int64_t offset = BufferPageOffset(position);
+    EXPECT_EQ(offset % 64, 0) << position;
+    EXPECT_LT(offset, kBufferPageBytes) << position;
+    offsets.insert(offset);
+  }
+  EXPECT_EQ(offsets.size(), 64u) << "no two of a kernel's first 64 buffers alias 4 KiB apart";
+  EXPECT_EQ(kRedZoneBytes % kBufferPageBytes, 0);
 }
 
 TEST(HostMeasurerTest, AVerifiedCandidateHasTimesWithinItsBudget) {
