@@ -35,18 +35,19 @@ inline double Seconds(Clock::time_point start) {
 /// tuner::BufferPageOffset(position) further.
 struct Buffer {
   explicit Buffer(size_t bytes, size_t position = 0)
-      : offset(static_cast<size_t>(tuner::BufferPageOffset(static_cast<int64_t>(position)))),
-        base(static_cast<char*>(std::aligned_alloc(
-            tuner::kBufferPageBytes, (offset + bytes + tuner::kBufferPageBytes - 1) /
-                                         tuner::kBufferPageBytes * tuner::kBufferPageBytes))),
-        data(base + offset),
+      : base(static_cast<char*>(std::aligned_alloc(
+            tuner::kBufferPageBytes,
+            tuner::RoundUpToPages(Offset(position) + static_cast<int64_t>(bytes))))),
+        data(base + Offset(position)),
         size(bytes) {
     std::memset(data, 1, size);  // touch every page before timing
   }
   ~Buffer() { std::free(base); }
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
-  size_t offset;
+  static int64_t Offset(size_t position) {
+    return tuner::BufferPageOffset(static_cast<int64_t>(position));
+  }
   char* base;
   char* data;
   size_t size;

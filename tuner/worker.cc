@@ -42,8 +42,7 @@ class GuardedBuffer {
   GuardedBuffer(int64_t size, int64_t position)
       : size_(size), start_(kRedZoneBytes + BufferPageOffset(position)) {
     static_assert(kRedZoneBytes % kBufferPageBytes == 0, "a red zone spans whole pages");
-    int64_t end = start_ + size + kRedZoneBytes;
-    total_ = (end + kBufferPageBytes - 1) / kBufferPageBytes * kBufferPageBytes;
+    total_ = RoundUpToPages(start_ + size + kRedZoneBytes);
     memory_ = static_cast<uint8_t*>(std::aligned_alloc(kBufferPageBytes, total_));
     if (memory_ == nullptr) throw std::bad_alloc();
     std::memset(memory_, kGuardByte, total_);

@@ -37,6 +37,10 @@ inline constexpr int64_t kBufferPageBytes = 4096;
 constexpr int64_t BufferPageOffset(int64_t position) {
   return position * 17 * 64 % kBufferPageBytes;
 }
+/// `bytes` rounded up to whole pages: what a buffer placed this way allocates.
+constexpr int64_t RoundUpToPages(int64_t bytes) {
+  return (bytes + kBufferPageBytes - 1) / kBufferPageBytes * kBufferPageBytes;
+}
 
 /// Serves requests for `module`'s fusion on `target` (the host through ORC JIT, a GPU through
 /// the dlopen'ed driver) until stdin closes; returns the exit status. A

@@ -59,6 +59,9 @@ TEST(BufferPlacementTest, BuffersStartOnDistinctCacheLinesOfAPage) {
   }
   EXPECT_EQ(offsets.size(), 64u) << "no two of a kernel's first 64 buffers alias 4 KiB apart";
   EXPECT_EQ(kRedZoneBytes % kBufferPageBytes, 0);
+  EXPECT_EQ(RoundUpToPages(1), kBufferPageBytes);
+  EXPECT_EQ(RoundUpToPages(kBufferPageBytes), kBufferPageBytes);
+  EXPECT_EQ(RoundUpToPages(kBufferPageBytes + 1), 2 * kBufferPageBytes);
 }
 
 TEST(HostMeasurerTest, AVerifiedCandidateHasTimesWithinItsBudget) {
