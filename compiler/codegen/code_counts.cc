@@ -1,6 +1,8 @@
 #include "compiler/codegen/code_counts.h"
 
 #include <llvm/Analysis/AssumptionCache.h>
+#include <llvm/Analysis/BlockFrequencyInfo.h>
+#include <llvm/Analysis/BranchProbabilityInfo.h>
 #include <llvm/Analysis/LoopInfo.h>
 #include <llvm/Analysis/ScalarEvolution.h>
 #include <llvm/Analysis/TargetLibraryInfo.h>
@@ -9,6 +11,8 @@
 #include <llvm/IR/IntrinsicInst.h>
 #include <llvm/IR/Module.h>
 #include <llvm/TargetParser/Triple.h>
+
+#include <unordered_map>
 
 namespace tilesmith::codegen {
 namespace {
@@ -43,6 +47,81 @@ bool IsDivision(const llvm::Instruction& instruction) {
   }
 }
 
+// How often each block runs per call. Within one iteration of its loop (or the function
+// body), a block runs as often as branch probabilities say it is reached: branch weights
+// where the emitter gave them (a bounds check holds for all but a tile's edge), LLVM's
+// static heuristics elsewhere. So of an if/else only the arm taken counts, in proportion.
+// A loop's iterations are its constant trip count (scalar evolution), rather than block
+// frequency's guess. A loop without one (a kernel's loop over its range of blocks) runs
+// once per call, however its guard was weighed.
+class BlockRuns {
+ public:
+  BlockRuns(llvm::Function& function, llvm::LoopInfo& loops, llvm::ScalarEvolution& evolution,
+            const llvm::TargetLibraryInfo& library, llvm::DominatorTree& dominators)
+      : loops_(loops),
+        evolution_(evolution),
+        probabilities_(function, loops, &library, &dominators),
+        frequencies_(function, probabilities_, loops),
+        entry_(&function.getEntryBlock()) {}
+
+  double Runs(const llvm::BasicBlock* block) {
+    const llvm::Loop* loop = loops_.getLoopFor(block);
+    if (loop == nullptr) return Share(block, entry_);
+    return Share(block, loop->getHeader()) * Iterations(loop);
+  }
+
+ private:
+  // How often `block` runs per run of `header` (its loop's header, or the entry).
+  double Share(const llvm::BasicBlock* block, const llvm::BasicBlock* header) const {
+    double base = Frequency(header);
+    return base > 0 ? Frequency(block) / base : 1;
+  }
+
+  double Frequency(const llvm::BasicBlock* block) const {
+    return static_cast<double>(frequencies_.getBlockFreq(block).getFrequency());
+  }
+
+  // How often the loop's header runs per call: its trip count times how often it is
+  // entered per iteration of the loop around it (or per call).
+  double Iterations(const llvm::Loop* loop) {
+    auto known = iterations_.find(loop);
+    if (known != iterations_.end()) return known->second;
+    const llvm::Loop* parent = loop->getParentLoop();
+    double outer = parent == nullptr ? 1 : Iterations(parent);
+    double iterations = outer;
+    if (double trips = Trips(loop); trips > 0) {
+      // Entries per run of the enclosing header, in block frequency's own terms (an edge
+      // leaving a sibling loop carries exactly the mass that entered it).
+      const llvm::BasicBlock* header = loop->getHeader();
+      double entering = 0;
+      for (const llvm::BasicBlock* predecessor : llvm::predecessors(header)) {
+        if (loop->contains(predecessor)) continue;
+        llvm::BranchProbability taken = probabilities_.getEdgeProbability(predecessor, header);
+        entering += Frequency(predecessor) * static_cast<double>(taken.getNumerator()) /
+                    static_cast<double>(taken.getDenominator());
+      }
+      double base = Frequency(parent == nullptr ? entry_ : parent->getHeader());
+      iterations = trips * (base > 0 ? entering / base : 1) * outer;
+    }
+    iterations_[loop] = iterations;
+    return iterations;
+  }
+
+  double Trips(const llvm::Loop* loop) const {
+    auto* mutable_loop = const_cast<llvm::Loop*>(loop);
+    unsigned trips = evolution_.getSmallConstantTripCount(mutable_loop);
+    if (trips == 0) trips = evolution_.getSmallConstantMaxTripCount(mutable_loop);
+    return trips;
+  }
+
+  llvm::LoopInfo& loops_;
+  llvm::ScalarEvolution& evolution_;
+  llvm::BranchProbabilityInfo probabilities_;
+  llvm::BlockFrequencyInfo frequencies_;
+  const llvm::BasicBlock* entry_;
+  std::unordered_map<const llvm::Loop*, double> iterations_;
+};
+
 }  // namespace
 
 CodeCounts CountExecutedCode(llvm::Function& function) {
@@ -57,16 +136,9 @@ CodeCounts CountExecutedCode(llvm::Function& function) {
   for (llvm::Loop* loop : loops.getLoopsInPreorder()) {
     if (evolution.getSmallConstantMaxTripCount(loop) == 0) ++counts.unbounded_loops;
   }
+  BlockRuns block_runs(function, loops, evolution, library, dominators);
   for (llvm::BasicBlock& block : function) {
-    // How often the block runs per call: the trip counts of its loops (a loop's body runs
-    // trip-count times; an unbounded loop counts once).
-    double runs = 1;
-    for (llvm::Loop* loop = loops.getLoopFor(&block); loop != nullptr;
-         loop = loop->getParentLoop()) {
-      unsigned trips = evolution.getSmallConstantTripCount(loop);
-      if (trips == 0) trips = evolution.getSmallConstantMaxTripCount(loop);
-      if (trips > 0) runs *= trips;
-    }
+    double runs = block_runs.Runs(&block);
     for (llvm::Instruction& instruction : block) {
       if (llvm::isa<llvm::PHINode, llvm::DbgInfoIntrinsic>(instruction)) continue;
       counts.instructions += runs;

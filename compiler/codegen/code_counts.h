@@ -1,7 +1,9 @@
 // Static estimates of what optimised LLVM IR executes: every instruction weighted by the
-// trip counts of the loops around it (scalar evolution's constant trip counts), so a cost
-// model sees the code the compiler really produced — the index arithmetic it could not
-// fold, the loops it vectorised — rather than a count of elements.
+// trip counts of the loops around it (scalar evolution's constant trip counts) and by the
+// probability that its block is reached in an iteration (branch weights where the emitter
+// gave them, LLVM's heuristics elsewhere), so a cost model sees the code the compiler really
+// produced — the index arithmetic it could not fold, the loops it vectorised — rather than a count
+// of elements.
 #pragma once
 
 #include <llvm/IR/Function.h>

@@ -1,5 +1,8 @@
 #include "compiler/codegen/index_emitter.h"
 
+#include <algorithm>
+#include <random>
+
 namespace tilesmith::codegen {
 
 using analysis::AffineExpr;
@@ -33,6 +36,62 @@ Interval IndexEnv::RangeOf(const AffineExpr& expr) const {
     }
   }
   return {INT64_MIN, INT64_MAX};
+}
+
+double IndexEnv::HoldShare(std::span<const Condition> conditions) const {
+  if (conditions.empty()) return 1;
+  std::vector<int64_t> used;
+  for (const auto& [expr, range] : conditions) {
+    expr.Walk([&](const AffineExpr& node) {
+      if (node.IsSymbol() && std::find(used.begin(), used.end(), node.value()) == used.end()) {
+        used.push_back(node.value());
+      }
+    });
+  }
+  std::vector<int64_t> values(ranges_.size(), 0);
+  for (size_t i = 0; i < ranges_.size(); ++i) values[i] = std::max<int64_t>(0, ranges_[i].lower);
+  auto all_hold = [&] {
+    for (const auto& [expr, range] : conditions) {
+      if (!range.Contains(expr.Evaluate({}, values))) return false;
+    }
+    return true;
+  };
+  constexpr double kExactPoints = 4096;
+  double points = 1;
+  for (int64_t variable : used) {
+    points *= static_cast<double>(ranges_[variable].NumElements());
+  }
+  int64_t holding = 0;
+  int64_t tried = 0;
+  if (points <= kExactPoints) {
+    // Every point, the first used variable fastest.
+    for (int64_t variable : used) values[variable] = ranges_[variable].lower;
+    for (;;) {
+      holding += all_hold() ? 1 : 0;
+      ++tried;
+      size_t k = 0;
+      for (; k < used.size(); ++k) {
+        int64_t& value = values[used[k]];
+        if (value < ranges_[used[k]].upper) {
+          ++value;
+          break;
+        }
+        value = ranges_[used[k]].lower;
+      }
+      if (k == used.size()) break;
+    }
+  } else {
+    std::mt19937_64 random(0x5eed);
+    for (tried = 0; tried < 1024; ++tried) {
+      for (int64_t variable : used) {
+        std::uniform_int_distribution<int64_t> uniform(ranges_[variable].lower,
+                                                       ranges_[variable].upper);
+        values[variable] = uniform(random);
+      }
+      holding += all_hold() ? 1 : 0;
+    }
+  }
+  return static_cast<double>(holding) / static_cast<double>(std::max<int64_t>(1, tried));
 }
 
 void IndexEnv::PushScope() { scopes_.emplace_back(); }

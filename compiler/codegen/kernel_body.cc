@@ -232,33 +232,52 @@ std::vector<AffineExpr> BodyEmitter::PointIndex(const LoopStmt& loop,
   return results;
 }
 
-llvm::Value* BodyEmitter::InDomain(const LoopStmt& loop, std::span<const AffineExpr> symbols) {
+std::vector<IndexEnv::Condition> BodyEmitter::DomainConditions(
+    const LoopStmt& loop, std::span<const AffineExpr> symbols) {
   // Dims whose range is narrower than the launch (the last, partial block's threads), and
   // the constraints.
   const analysis::IndexingMap& map = loop.map;
-  llvm::Value* condition = nullptr;
-  for (int64_t i = 0; i < map.dim_count(); ++i) {
-    condition = And(condition, Holds(launch_[i], map.dim_range(i)));
-  }
+  std::vector<IndexEnv::Condition> conditions;
+  for (int64_t i = 0; i < map.dim_count(); ++i)
+    conditions.emplace_back(launch_[i], map.dim_range(i));
   for (const analysis::Constraint& constraint : map.constraints()) {
-    condition =
-        And(condition, Holds(constraint.expr.Substitute(launch_, symbols), constraint.range));
+    conditions.emplace_back(constraint.expr.Substitute(launch_, symbols), constraint.range);
   }
-  return condition;
+  return Unproven(conditions);
+}
+
+std::vector<IndexEnv::Condition> BodyEmitter::Unproven(
+    std::span<const IndexEnv::Condition> conditions) {
+  std::vector<IndexEnv::Condition> unproven;
+  for (const auto& [expr, range] : conditions) {
+    AffineExpr simplified = elemental_->Simplify(expr);
+    if (!range.Contains(env_.RangeOf(simplified))) unproven.emplace_back(simplified, range);
+  }
+  return unproven;
+}
+
+llvm::Value* BodyEmitter::AllHold(std::span<const IndexEnv::Condition> conditions) {
+  llvm::Value* all = nullptr;
+  for (const auto& [expr, range] : conditions) all = And(all, Holds(expr, range));
+  return all;
+}
+
+llvm::Value* BodyEmitter::InDomain(const LoopStmt& loop, std::span<const AffineExpr> symbols) {
+  return AllHold(DomainConditions(loop, symbols));
 }
 
 Status BodyEmitter::EmitBody(const LoopStmt& loop, std::span<const AffineExpr> symbols,
                              Segment segment) {
   std::vector<AffineExpr> results = PointIndex(loop, symbols);
-  llvm::Value* condition = InDomain(loop, symbols);
+  std::vector<IndexEnv::Condition> conditions = DomainConditions(loop, symbols);
   auto emit_statements = [&]() -> Status {
     elemental_->PushScope();
     Status status = EmitStatements(loop, results, segment);
     elemental_->PopScope();
     return status;
   };
-  if (condition == nullptr) return emit_statements();
-  return EmitIf(builder_, condition, emit_statements);
+  if (conditions.empty()) return emit_statements();
+  return EmitIf(builder_, AllHold(conditions), emit_statements, env_.HoldShare(conditions));
 }
 
 std::vector<AffineExpr> BodyEmitter::Indices(std::span<const AffineExpr> exprs,
@@ -350,8 +369,11 @@ Expected<std::vector<ScalarValue>> BodyEmitter::PartialReduce(const emitters::Re
     }
     return elemental_->EmitElement(*reduce.hero->operand(i), at);
   };
-  auto holds = [&](const AffineExpr& expr, Interval range) { return Holds(expr, range); };
-  return EmitPartialReduce(*elemental_, reduce, index, source, holds, kMaxUnrolledSymbolRange);
+  auto inside = [&](std::span<const IndexEnv::Condition> conditions) {
+    std::vector<IndexEnv::Condition> unproven = Unproven(conditions);
+    return Inside{AllHold(unproven), env_.HoldShare(unproven)};
+  };
+  return EmitPartialReduce(*elemental_, reduce, index, source, inside, kMaxUnrolledSymbolRange);
 }
 
 Expected<std::vector<ScalarValue>> BodyEmitter::Combine(const emitters::CombineStmt& combine,

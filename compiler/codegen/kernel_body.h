@@ -123,6 +123,14 @@ class BodyEmitter {
 
   // An i1 saying whether the point is in the loop's domain, or null when the ranges prove it.
   llvm::Value* InDomain(const LoopStmt& loop, std::span<const AffineExpr> symbols);
+  /// The conditions of `loop`'s domain at `symbols` that the variables' ranges do not
+  /// already prove (InDomain is all of them).
+  std::vector<IndexEnv::Condition> DomainConditions(const LoopStmt& loop,
+                                                    std::span<const AffineExpr> symbols);
+  /// Those of `conditions` (simplified) that the variables' ranges do not prove.
+  std::vector<IndexEnv::Condition> Unproven(std::span<const IndexEnv::Condition> conditions);
+  /// An i1: every condition holds (null when there is none).
+  llvm::Value* AllHold(std::span<const IndexEnv::Condition> conditions);
 
   Status EmitBody(const LoopStmt& loop, std::span<const AffineExpr> symbols, Segment segment);
 

@@ -109,10 +109,15 @@ Status BodyEmitter::EmitTransposedSquare(const LoopStmt& loop, std::span<const A
   };
 
   // Vectors only where the whole square is in the domain (a partial tile's edge is not).
-  llvm::Value* inside = nullptr;
+  std::vector<IndexEnv::Condition> conditions;
   for (int64_t b = 0; b < side; ++b) {
-    for (int64_t a = 0; a < side; ++a) inside = And(inside, InDomain(loop, point(a, b)));
+    for (int64_t a = 0; a < side; ++a) {
+      for (IndexEnv::Condition& condition : DomainConditions(loop, point(a, b))) {
+        conditions.push_back(std::move(condition));
+      }
+    }
   }
+  llvm::Value* inside = AllHold(conditions);
 
   Segment whole{0, loop.body.size(), false};
   auto point_by_point = [&]() -> Expected<llvm::Value*> {
@@ -150,7 +155,8 @@ Status BodyEmitter::EmitTransposedSquare(const LoopStmt& loop, std::span<const A
   };
   Expected<llvm::Value*> done = inside == nullptr
                                     ? scoped_vectors()
-                                    : EmitIfElse(builder_, inside, scoped_vectors, point_by_point);
+                                    : EmitIfElse(builder_, inside, scoped_vectors, point_by_point,
+                                                 env_.HoldShare(conditions));
   if (!done) return std::unexpected(done.error());
   return OkStatus();
 }

@@ -1,6 +1,28 @@
 #include "compiler/codegen/loop_builder.h"
 
+#include <llvm/IR/MDBuilder.h>
+
+#include <algorithm>
+
 namespace tilesmith::codegen {
+
+namespace {
+
+// Branch weights out of this many (plus one each, so that neither arm is never taken).
+constexpr double kWeightScale = 65536;
+
+void CreateWeightedBranch(llvm::IRBuilderBase& b, llvm::Value* condition, llvm::BasicBlock* then,
+                          llvm::BasicBlock* otherwise, std::optional<double> holds_share) {
+  llvm::BranchInst* branch = b.CreateCondBr(condition, then, otherwise);
+  if (!holds_share) return;
+  double share = std::clamp(*holds_share, 0.0, 1.0);
+  auto weight = [](double part) { return static_cast<uint32_t>(1 + part * kWeightScale); };
+  branch->setMetadata(
+      llvm::LLVMContext::MD_prof,
+      llvm::MDBuilder(b.getContext()).createBranchWeights(weight(share), weight(1 - share)));
+}
+
+}  // namespace
 
 Expected<std::vector<llvm::Value*>> EmitCountedLoop(
     llvm::IRBuilderBase& b, llvm::Value* begin, llvm::Value* end, std::vector<llvm::Value*> carried,
@@ -45,11 +67,12 @@ Expected<std::vector<llvm::Value*>> EmitCountedLoop(
   return current;  // the header phis: their values when the loop exits
 }
 
-Status EmitIf(llvm::IRBuilderBase& b, llvm::Value* condition, const std::function<Status()>& then) {
+Status EmitIf(llvm::IRBuilderBase& b, llvm::Value* condition, const std::function<Status()>& then,
+              std::optional<double> holds_share) {
   llvm::Function* function = b.GetInsertBlock()->getParent();
   llvm::BasicBlock* then_block = llvm::BasicBlock::Create(b.getContext(), "if.then", function);
   llvm::BasicBlock* after = llvm::BasicBlock::Create(b.getContext(), "if.end", function);
-  b.CreateCondBr(condition, then_block, after);
+  CreateWeightedBranch(b, condition, then_block, after, holds_share);
   b.SetInsertPoint(then_block);
   TS_RETURN_IF_ERROR(then());
   b.CreateBr(after);
@@ -59,12 +82,13 @@ Status EmitIf(llvm::IRBuilderBase& b, llvm::Value* condition, const std::functio
 
 Expected<llvm::Value*> EmitIfElse(llvm::IRBuilderBase& b, llvm::Value* condition,
                                   const std::function<Expected<llvm::Value*>()>& then,
-                                  const std::function<Expected<llvm::Value*>()>& otherwise) {
+                                  const std::function<Expected<llvm::Value*>()>& otherwise,
+                                  std::optional<double> holds_share) {
   llvm::Function* function = b.GetInsertBlock()->getParent();
   llvm::BasicBlock* then_block = llvm::BasicBlock::Create(b.getContext(), "if.then", function);
   llvm::BasicBlock* else_block = llvm::BasicBlock::Create(b.getContext(), "if.else", function);
   llvm::BasicBlock* after = llvm::BasicBlock::Create(b.getContext(), "if.end", function);
-  b.CreateCondBr(condition, then_block, else_block);
+  CreateWeightedBranch(b, condition, then_block, else_block, holds_share);
   b.SetInsertPoint(then_block);
   TS_ASSIGN_OR_RETURN(llvm::Value * then_value, then());
   llvm::BasicBlock* then_end = b.GetInsertBlock();

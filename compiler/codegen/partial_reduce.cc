@@ -101,13 +101,11 @@ namespace {
 
 // One point of a partial reduction: where the elements map's constraints hold, the
 // element `source` reads there folded into `accumulators`.
-Expected<std::vector<ScalarValue>> FoldPoint(ElementalEmitter& emitter,
-                                             const emitters::ReduceStmt& reduce,
-                                             std::span<const AffineExpr> index,
-                                             std::span<const AffineExpr> bound,
-                                             std::vector<ScalarValue> accumulators,
-                                             std::span<const hlo::PrimitiveType> types,
-                                             const ElementSource& source, const RangeCheck& holds) {
+Expected<std::vector<ScalarValue>> FoldPoint(
+    ElementalEmitter& emitter, const emitters::ReduceStmt& reduce,
+    std::span<const AffineExpr> index, std::span<const AffineExpr> bound,
+    std::vector<ScalarValue> accumulators, std::span<const hlo::PrimitiveType> types,
+    const ElementSource& source, const DomainCheck& check) {
   llvm::IRBuilder<>& b = emitter.builder();
   const hlo::HloInstruction& hero = *reduce.hero;
   int64_t outputs = hero.operand_count() / 2;
@@ -119,11 +117,11 @@ Expected<std::vector<ScalarValue>> FoldPoint(ElementalEmitter& emitter,
   for (const AffineExpr& result : map.results()) {
     at.push_back(emitter.Simplify(result.Substitute(index, bound)));
   }
-  llvm::Value* inside = nullptr;
+  std::vector<IndexEnv::Condition> conditions;
   for (const analysis::Constraint& constraint : map.constraints()) {
-    llvm::Value* holding = holds(constraint.expr.Substitute(index, bound), constraint.range);
-    if (holding != nullptr) inside = inside ? b.CreateAnd(inside, holding) : holding;
+    conditions.emplace_back(constraint.expr.Substitute(index, bound), constraint.range);
   }
+  Inside inside = check(conditions);
   auto step = [&]() -> Expected<llvm::Value*> {
     emitter.PushScope();
     std::vector<ScalarValue> elements;
@@ -144,14 +142,15 @@ Expected<std::vector<ScalarValue>> FoldPoint(ElementalEmitter& emitter,
     if (!next) return std::unexpected(next.error());
     return Pack(b, *next);
   };
-  if (inside == nullptr) {
+  if (inside.condition == nullptr) {
     TS_ASSIGN_OR_RETURN(llvm::Value * packed, step());
     return Unpack(b, packed, types);
   }
-  TS_ASSIGN_OR_RETURN(llvm::Value * packed,
-                      EmitIfElse(b, inside, step, [&]() -> Expected<llvm::Value*> {
-                        return Pack(b, accumulators);
-                      }));
+  TS_ASSIGN_OR_RETURN(
+      llvm::Value * packed,
+      EmitIfElse(
+          b, inside.condition, step,
+          [&]() -> Expected<llvm::Value*> { return Pack(b, accumulators); }, inside.share));
   return Unpack(b, packed, types);
 }
 
@@ -165,7 +164,7 @@ Expected<std::vector<ScalarValue>> EmitPartialReduce(ElementalEmitter& emitter,
                                                      const emitters::ReduceStmt& reduce,
                                                      std::span<const AffineExpr> index,
                                                      const ElementSource& source,
-                                                     const RangeCheck& holds,
+                                                     const DomainCheck& inside,
                                                      int64_t max_unrolled) {
   TS_ASSIGN_OR_RETURN(std::vector<ScalarValue> lane,
                       InitValues(emitter, *reduce.hero, reduce.presence, false));
@@ -188,7 +187,7 @@ Expected<std::vector<ScalarValue>> EmitPartialReduce(ElementalEmitter& emitter,
                                           all.begin() + (set + 1) * width);
     TS_ASSIGN_OR_RETURN(
         std::vector<ScalarValue> next,
-        FoldPoint(emitter, reduce, index, bound, std::move(accumulators), types, source, holds));
+        FoldPoint(emitter, reduce, index, bound, std::move(accumulators), types, source, inside));
     std::copy(next.begin(), next.end(), all.begin() + set * width);
     return all;
   };

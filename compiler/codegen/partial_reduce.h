@@ -10,6 +10,7 @@
 
 #include "compiler/analysis/indexing_map.h"
 #include "compiler/codegen/elemental.h"
+#include "compiler/codegen/index_emitter.h"
 #include "compiler/emitters/kernel_ir.h"
 #include "compiler/hlo/hlo_instruction.h"
 #include "support/status.h"
@@ -48,9 +49,14 @@ Expected<std::vector<ScalarValue>> FoldOverSymbols(ElementalEmitter& emitter,
 /// presence flag.
 using ElementSource =
     std::function<Expected<ScalarValue>(int64_t i, std::span<const analysis::AffineExpr> at)>;
-/// An i1 saying whether `expr` lies in `range`, or null where that is known to hold.
-using RangeCheck =
-    std::function<llvm::Value*(const analysis::AffineExpr& expr, analysis::Interval range)>;
+/// Whether index conditions all hold where they are checked: an i1, or null where the
+/// variables' ranges prove it, and the share of runs in which they hold
+/// (IndexEnv::HoldShare).
+struct Inside {
+  llvm::Value* condition = nullptr;
+  double share = 1;
+};
+using DomainCheck = std::function<Inside(std::span<const IndexEnv::Condition> conditions)>;
 
 /// A thread's partial reduction (`reduce` in a loop at `index`): the accumulators start at
 /// the hero's init values (or, with presence, empty) and fold in every point of the elements
@@ -60,6 +66,7 @@ Expected<std::vector<ScalarValue>> EmitPartialReduce(ElementalEmitter& emitter,
                                                      const emitters::ReduceStmt& reduce,
                                                      std::span<const analysis::AffineExpr> index,
                                                      const ElementSource& source,
-                                                     const RangeCheck& holds, int64_t max_unrolled);
+                                                     const DomainCheck& inside,
+                                                     int64_t max_unrolled);
 
 }  // namespace tilesmith::codegen

@@ -1,6 +1,6 @@
 // Static counts of executed code: instructions weighted by their loops' constant trip
-// counts, on hand-built LLVM functions whose counts are known exactly, and on real host
-// kernels, where more work per block must count more.
+// counts and their branches' probabilities, on hand-built LLVM functions whose counts are known
+// exactly, and on real host kernels, where more work per block must count more.
 #include "compiler/codegen/code_counts.h"
 
 #include <gtest/gtest.h>
@@ -9,6 +9,7 @@
 #include <llvm/IR/Module.h>
 
 #include "compiler/codegen/host_backend.h"
+#include "compiler/codegen/loop_builder.h"
 #include "compiler/hlo/parser.h"
 #include "tests/codegen/host_check.h"
 
@@ -77,6 +78,56 @@ TEST(CodeCountsTest, LoopWithoutAConstantBoundCountsOnce) {
   EXPECT_EQ(counts.unbounded_loops, 1);
 }
 
+// entry: if (arg < 100) { 10 adds } else { 30 adds }; ret. Built with EmitIfElse, so the
+// hint's weights are the ones the emitters attach.
+struct BranchFunction {
+  llvm::LLVMContext context;
+  std::unique_ptr<llvm::Module> module;
+  llvm::Function* function = nullptr;
+};
+
+std::unique_ptr<BranchFunction> MakeIfElse(std::optional<double> holds_share) {
+  auto made = std::make_unique<BranchFunction>();
+  llvm::LLVMContext& context = made->context;
+  made->module = std::make_unique<llvm::Module>("counts", context);
+  llvm::Type* i64 = llvm::Type::getInt64Ty(context);
+  auto* type = llvm::FunctionType::get(i64, {i64}, false);
+  made->function =
+      llvm::Function::Create(type, llvm::Function::ExternalLinkage, "branch", *made->module);
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(context, "entry", made->function));
+  llvm::Value* x = made->function->getArg(0);
+  auto adds = [&](int n) -> Expected<llvm::Value*> {
+    llvm::Value* sum = x;
+    for (int i = 0; i < n; ++i) sum = b.CreateAdd(sum, b.getInt64(i + 1));
+    return sum;
+  };
+  auto joined = EmitIfElse(
+      b, b.CreateICmpULT(x, b.getInt64(100)), [&] { return adds(10); }, [&] { return adds(30); },
+      holds_share);
+  EXPECT_TRUE(joined.has_value());
+  b.CreateRet(*joined);
+  return made;
+}
+
+// Of an if/else each arm counts in the share of runs the emitter says its condition holds
+// in; without one, in the share LLVM's heuristics give it.
+TEST(CodeCountsTest, ArmsOfABranchCountByTheirProbability) {
+  // icmp + br (2), ret (1); each arm: its adds and a br; the join's phi does not count.
+  auto always = MakeIfElse(1.0);
+  CodeCounts hinted = CountExecutedCode(*always->function);
+  EXPECT_NEAR(hinted.instructions, 2 + 1 + 11, 0.01);
+  EXPECT_DOUBLE_EQ(hinted.branches, 1);
+
+  // Block frequencies are fixed-point: within a percent.
+  auto quarter = MakeIfElse(0.25);
+  EXPECT_NEAR(CountExecutedCode(*quarter->function).instructions, 2 + 1 + 0.25 * 11 + 0.75 * 31,
+              0.3);
+
+  auto plain = MakeIfElse(std::nullopt);
+  CodeCounts unhinted = CountExecutedCode(*plain->function);
+  EXPECT_NEAR(unhinted.instructions, 2 + 1 + 0.5 * 11 + 0.5 * 31, 0.1);
+}
+
 Expected<CodeCounts> CountKernel(const std::string& text, const std::string& config) {
   TS_ASSIGN_OR_RETURN(std::unique_ptr<hlo::HloModule> module, hlo::ParseHloModule(text, "k"));
   analysis::FusionAnalysis analysis = analysis::AnalyzeFusion(*module->fusion());
@@ -102,6 +153,27 @@ ENTRY e {
   EXPECT_GT(one->memory, 0);
   EXPECT_GT(four->instructions, 2 * one->instructions);
   EXPECT_LE(one->unbounded_loops, 1);
+}
+
+// A transpose tile of 64 x 64 over 20 rows runs its body for the 20 only, over 40 rows for
+// the 40: the same code (bounds checked), but the first counts well under the second, not
+// the same (every bounds check counted as taken).
+TEST(CodeCountsTest, PointsOutsideTheShapeDoNotCount) {
+  auto transpose = [](int64_t rows) {
+    std::string shape = "f32[4," + std::to_string(rows) + ",64]";
+    std::string result = "f32[4,64," + std::to_string(rows) + "]";
+    return "ENTRY e {\n  p0 = " + shape + " parameter(0)\n  e0 = " + shape +
+           " exponential(p0)\n  ROOT t = " + result + " transpose(e0), dimensions={0,2,1}\n}";
+  };
+  const std::string config =
+      R"({"tile_in": 64, "tile_out": 64, "threads": 128, "rows_per_pass": 2, "vector": 1,
+          "shared_padding": 1})";
+  auto forty = CountKernel(transpose(40), config);
+  auto twenty = CountKernel(transpose(20), config);
+  ASSERT_TRUE(forty.has_value()) << forty.error().message;
+  ASSERT_TRUE(twenty.has_value()) << twenty.error().message;
+  EXPECT_LT(twenty->instructions, 0.8 * forty->instructions);
+  EXPECT_GT(twenty->instructions, 0.4 * forty->instructions);
 }
 
 }  // namespace
