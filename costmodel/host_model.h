@@ -57,11 +57,14 @@ inline constexpr double kHostAcrossThreadsSimdShare = 0.55;
 /// What one instruction of a block's optimised LLVM IR costs, and a division or remainder
 /// on top of it, in microseconds, when the kernel was compiled and its executed code
 /// counted (ResourceUsage's `executed_*`). Then the counted code replaces the estimate from
-/// flops and thread steps. Fitted on model_bench's four saved timing runs of 30 host
-/// fusions (mean per-fusion Spearman): 0.1 ns per IR instruction (many fold into
-/// addressing modes or issue together) and 20 ns per division, about a 64-bit divide's
-/// latency on the index path that the next access waits for.
-inline constexpr double kHostInstructionUs = 0.0001;
+/// flops and thread steps. Fitted on model_bench's saved timing runs of 30 host fusions
+/// (mean per-fusion Spearman): 0.3 ns per IR instruction and 20 ns per division, about a
+/// 64-bit divide's latency on the index path that the next access waits for. The
+/// instruction's price was 0.1 ns while the counts also held the arms of branches not
+/// taken and the points outside a tile's shape; counted by branch probability
+/// (code_counts.h), 0.3 ns ranks best on session 8's two runs (0.744 mean Spearman at
+/// 0.1 ns, 0.752 at 0.15, 0.757 at 0.2, 0.760 at 0.3, 0.759 at 0.4).
+inline constexpr double kHostInstructionUs = 0.0003;
 inline constexpr double kHostDivisionUs = 0.02;
 
 /// The 4 KiB pages a core's second-level TLB maps (Zen 2-4: 2048-3072).
