@@ -32,6 +32,9 @@ class Matrix {
   DMatrixHandle handle_ = nullptr;
 };
 
+// Times are floored here before their logs are taken.
+constexpr double kLogFloorUs = 1e-3;
+
 // The rows as a DMatrix with the analytic times as base margin (and labels when
 // `labelled`). Rows must be grouped by fusion for the pairwise objective.
 Status MakeMatrix(std::span<const TrainingRow> rows, Objective objective, bool labelled,
@@ -46,8 +49,8 @@ Status MakeMatrix(std::span<const TrainingRow> rows, Objective objective, bool l
                              " features, the schema " + std::to_string(columns));
     }
     data.insert(data.end(), row.features.begin(), row.features.end());
-    double analytic = std::log(std::max(1e-3, row.analytic_us));
-    double measured = std::log(std::max(1e-3, row.measured_us));
+    double analytic = std::log(std::max(kLogFloorUs, row.analytic_us));
+    double measured = std::log(std::max(kLogFloorUs, row.measured_us));
     bool pairwise = objective == Objective::kPairwise;
     margins.push_back(static_cast<float>(pairwise ? -analytic : analytic));
     labels.push_back(static_cast<float>(pairwise ? -measured : measured));
@@ -359,8 +362,9 @@ Expected<std::vector<double>> LearnedModel::PredictLocked(std::span<const Traini
          "predicting");
   bool pairwise = options_.objective == Objective::kPairwise;
   for (size_t i = 0; i < rows.size(); ++i) {
-    double margin = result[i];
-    times.push_back(std::exp(pairwise ? -margin : margin));
+    double log_time = pairwise ? -result[i] : result[i];
+    double log_analytic = std::log(std::max(kLogFloorUs, rows[i].analytic_us));
+    times.push_back(std::exp(log_analytic + options_.correction_share * (log_time - log_analytic)));
   }
   return times;
 }

@@ -156,11 +156,21 @@ TEST(LearnedModelTest, TrainingIsReproducibleAndPredictsTimes) {
   EXPECT_EQ(ra->training_rows, 60);
   EXPECT_EQ(ra->fusions, 4);
   EXPECT_EQ(ra->meta["objective"], "log-time");
-  // The log-time objective predicts times: near the "measured" ones it was fitted to.
-  auto fitted = a.PredictRows(rows);
-  ASSERT_TRUE(fitted.has_value());
+  // The log-time objective predicts times: with the trees' whole correction, near the
+  // "measured" ones it was fitted to; with the default half, halfway there from the
+  // analytic time (in log).
+  LearnedModelOptions whole_options = Small();
+  whole_options.correction_share = 1;
+  LearnedModel whole(std::make_unique<GpuModel>(), whole_options);
+  ASSERT_TRUE(whole.Retrain(rows));
+  auto fitted = whole.PredictRows(rows);
+  auto halfway = a.PredictRows(rows);
+  ASSERT_TRUE(fitted.has_value() && halfway.has_value());
   for (size_t i = 0; i < rows.size(); ++i) {
     EXPECT_NEAR(std::log((*fitted)[i]), std::log(rows[i].measured_us), 0.3) << i;
+    EXPECT_NEAR(std::log((*halfway)[i]),
+                (std::log((*fitted)[i]) + std::log(rows[i].analytic_us)) / 2, 1e-5)
+        << i;
   }
   auto kernel = Emit(kElementwise, {{"threads_per_block", 256}, {"vector", 4}});
   auto prediction = a.Predict(kernel.kernel, H100(), nullptr);
