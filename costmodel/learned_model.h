@@ -50,9 +50,10 @@ Expected<TrainingRow> MakeTrainingRow(std::string fusion, const emitters::Kernel
 enum class Objective {
   /// reg:squarederror on log(measured µs): predicts times, so `predict` can show them and a
   /// tuner can compare a predicted gain with the measurement noise. The default, though it
-  /// ranks worse: on 30 host fusions (48 configs each, two timing runs, 5-fold
-  /// cross-validation over fusions, 3 seeds; bench/model_bench) it had mean Spearman 0.69 and
-  /// 0.73 against pairwise's 0.75 and 0.80, and top-5 regret 8.8% / 7.4% against 6.5% / 6.0%.
+  /// ranks a little worse: on 30 host fusions (48 configs each, two timing runs, 5-fold
+  /// cross-validation over fusions, 3 seeds; bench/model_bench) it had mean Spearman 0.763
+  /// and 0.725 against pairwise's 0.784 and 0.734, and top-5 regret 4.9% / 7.5% against
+  /// 5.8% / 7.0%.
   /// But pairwise's "µs" are only an order: on earlier runs, for 80% of held-out configs they
   /// were off by factors of 0.09 to 3.8 (log-time's 0.4 to 2.2), and `predict`, `/v1/query`
   /// and a CUDA tune without a GPU answer with them as times.

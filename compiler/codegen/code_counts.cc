@@ -49,7 +49,7 @@ bool IsDivision(const llvm::Instruction& instruction) {
 
 // How often each block runs per call. Within one iteration of its loop (or the function
 // body), a block runs as often as branch probabilities say it is reached: branch weights
-// where the emitter gave them (a bounds check holds for all but a tile's edge), LLVM's
+// where the emitter gave them (the share of runs in which a bounds check holds), LLVM's
 // static heuristics elsewhere. So of an if/else only the arm taken counts, in proportion.
 // A loop's iterations are its constant trip count (scalar evolution), rather than block
 // frequency's guess. A loop without one (a kernel's loop over its range of blocks) runs
