@@ -19,8 +19,9 @@ namespace tilesmith::costmodel {
 /// CUDA: the cubin's figures, per thread unless said otherwise.
 /// Host: what the optimised LLVM IR executes per block (codegen/code_counts.h): each
 /// instruction weighted by the trip counts of its loops and the probability of its
-/// branches (bounds checks weighted by the share of runs in which they hold). This is the index arithmetic the
-/// compiler could not fold and the loops it vectorised, which an element count cannot see.
+/// branches (bounds checks weighted by the share of runs in which they hold). This is the index
+/// arithmetic the compiler could not fold and the loops it vectorised, which an element count
+/// cannot see.
 struct ResourceUsage {
   int64_t registers = 0;
   int64_t shared_bytes = 0;          ///< Static shared memory per block.

@@ -16,22 +16,28 @@
 namespace tilesmith::codegen {
 namespace {
 
-// for (i = 0; i < trips; ++i) { sum += udiv(i, 7) } in a loop whose bound is `bound`:
-// a constant trip count when `bound` is a constant, else a function argument.
-struct LoopFunction {
+// A hand-built `i64 name(i64)` in its own module and context, for its body to be filled.
+struct HandBuiltFunction {
   llvm::LLVMContext context;
   std::unique_ptr<llvm::Module> module;
   llvm::Function* function = nullptr;
 };
 
-std::unique_ptr<LoopFunction> MakeLoop(int64_t trips, bool constant_bound) {
-  auto made = std::make_unique<LoopFunction>();
+std::unique_ptr<HandBuiltFunction> MakeFunction(const char* name) {
+  auto made = std::make_unique<HandBuiltFunction>();
+  made->module = std::make_unique<llvm::Module>("counts", made->context);
+  llvm::Type* i64 = llvm::Type::getInt64Ty(made->context);
+  made->function = llvm::Function::Create(llvm::FunctionType::get(i64, {i64}, false),
+                                          llvm::Function::ExternalLinkage, name, *made->module);
+  return made;
+}
+
+// for (i = 0; i < trips; ++i) { sum += udiv(i, 7) } in a loop whose bound is `bound`:
+// a constant trip count when `bound` is a constant, else a function argument.
+std::unique_ptr<HandBuiltFunction> MakeLoop(int64_t trips, bool constant_bound) {
+  auto made = MakeFunction("loop");
   llvm::LLVMContext& context = made->context;
-  made->module = std::make_unique<llvm::Module>("counts", context);
   llvm::Type* i64 = llvm::Type::getInt64Ty(context);
-  auto* type = llvm::FunctionType::get(i64, {i64}, false);
-  made->function =
-      llvm::Function::Create(type, llvm::Function::ExternalLinkage, "loop", *made->module);
   auto* entry = llvm::BasicBlock::Create(context, "entry", made->function);
   auto* body = llvm::BasicBlock::Create(context, "body", made->function);
   auto* exit = llvm::BasicBlock::Create(context, "exit", made->function);
@@ -79,21 +85,10 @@ TEST(CodeCountsTest, LoopWithoutAConstantBoundCountsOnce) {
 }
 
 // entry: if (arg < 100) { 10 adds } else { 30 adds }; ret. Built with EmitIfElse, so the
-// hint's weights are the ones the emitters attach.
-struct BranchFunction {
-  llvm::LLVMContext context;
-  std::unique_ptr<llvm::Module> module;
-  llvm::Function* function = nullptr;
-};
-
-std::unique_ptr<BranchFunction> MakeIfElse(std::optional<double> holds_share) {
-  auto made = std::make_unique<BranchFunction>();
+// weights are the ones the emitters attach.
+std::unique_ptr<HandBuiltFunction> MakeIfElse(std::optional<double> holds_share) {
+  auto made = MakeFunction("branch");
   llvm::LLVMContext& context = made->context;
-  made->module = std::make_unique<llvm::Module>("counts", context);
-  llvm::Type* i64 = llvm::Type::getInt64Ty(context);
-  auto* type = llvm::FunctionType::get(i64, {i64}, false);
-  made->function =
-      llvm::Function::Create(type, llvm::Function::ExternalLinkage, "branch", *made->module);
   llvm::IRBuilder<> b(llvm::BasicBlock::Create(context, "entry", made->function));
   llvm::Value* x = made->function->getArg(0);
   auto adds = [&](int n) -> Expected<llvm::Value*> {
