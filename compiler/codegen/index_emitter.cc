@@ -48,8 +48,7 @@ double IndexEnv::HoldShare(std::span<const Condition> conditions) const {
       }
     });
   }
-  std::vector<int64_t> values(ranges_.size(), 0);
-  for (size_t i = 0; i < ranges_.size(); ++i) values[i] = std::max<int64_t>(0, ranges_[i].lower);
+  std::vector<int64_t> values(ranges_.size(), 0);  // those not used stay unread
   auto all_hold = [&] {
     for (const auto& [expr, range] : conditions) {
       if (!range.Contains(expr.Evaluate({}, values))) return false;

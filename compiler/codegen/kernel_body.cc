@@ -213,7 +213,11 @@ Status BodyEmitter::EmitSymbols(const LoopStmt& loop, std::vector<AffineExpr>& s
 llvm::Value* BodyEmitter::Holds(const AffineExpr& expr, Interval range) {
   AffineExpr simplified = elemental_->Simplify(expr);
   if (range.Contains(env_.RangeOf(simplified))) return nullptr;
-  llvm::Value* value = env_.Emit(simplified);
+  return InRange(simplified, range);
+}
+
+llvm::Value* BodyEmitter::InRange(const AffineExpr& expr, Interval range) {
+  llvm::Value* value = env_.Emit(expr);
   return builder_.CreateAnd(builder_.CreateICmpSGE(value, builder_.getInt64(range.lower)),
                             builder_.CreateICmpSLE(value, builder_.getInt64(range.upper)));
 }
@@ -258,12 +262,8 @@ std::vector<IndexEnv::Condition> BodyEmitter::Unproven(
 
 llvm::Value* BodyEmitter::AllHold(std::span<const IndexEnv::Condition> conditions) {
   llvm::Value* all = nullptr;
-  for (const auto& [expr, range] : conditions) all = And(all, Holds(expr, range));
+  for (const auto& [expr, range] : conditions) all = And(all, InRange(expr, range));
   return all;
-}
-
-llvm::Value* BodyEmitter::InDomain(const LoopStmt& loop, std::span<const AffineExpr> symbols) {
-  return AllHold(DomainConditions(loop, symbols));
 }
 
 Status BodyEmitter::EmitBody(const LoopStmt& loop, std::span<const AffineExpr> symbols,

@@ -115,21 +115,21 @@ class BodyEmitter {
 
   // `expr in range` as an i1, or null when the ranges prove it.
   llvm::Value* Holds(const AffineExpr& expr, Interval range);
+  // `expr in range` as an i1, `expr` simplified already.
+  llvm::Value* InRange(const AffineExpr& expr, Interval range);
 
   llvm::Value* And(llvm::Value* a, llvm::Value* b);
 
   // The loop's results at a point of its symbols (the index its statements see).
   std::vector<AffineExpr> PointIndex(const LoopStmt& loop, std::span<const AffineExpr> symbols);
 
-  // An i1 saying whether the point is in the loop's domain, or null when the ranges prove it.
-  llvm::Value* InDomain(const LoopStmt& loop, std::span<const AffineExpr> symbols);
-  /// The conditions of `loop`'s domain at `symbols` that the variables' ranges do not
-  /// already prove (InDomain is all of them).
+  // The conditions of the loop's domain at a point of its symbols that the variables'
+  // ranges do not already prove: the point is in the domain where they all hold.
   std::vector<IndexEnv::Condition> DomainConditions(const LoopStmt& loop,
                                                     std::span<const AffineExpr> symbols);
-  /// Those of `conditions` (simplified) that the variables' ranges do not prove.
+  // Those of `conditions` (simplified) that the variables' ranges do not prove.
   std::vector<IndexEnv::Condition> Unproven(std::span<const IndexEnv::Condition> conditions);
-  /// An i1: every condition holds (null when there is none).
+  // An i1: every one of Unproven's conditions holds (null when there is none).
   llvm::Value* AllHold(std::span<const IndexEnv::Condition> conditions);
 
   Status EmitBody(const LoopStmt& loop, std::span<const AffineExpr> symbols, Segment segment);
