@@ -8,7 +8,7 @@ namespace tilesmith::codegen {
 
 namespace {
 
-// Branch weights out of this many (plus one each, so that neither arm is never taken).
+// Branch weights out of this many, plus one each: no arm is weighted as never taken.
 constexpr double kWeightScale = 65536;
 
 void CreateWeightedBranch(llvm::IRBuilderBase& b, llvm::Value* condition, llvm::BasicBlock* then,
