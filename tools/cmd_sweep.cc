@@ -171,7 +171,10 @@ class Progress {
       what = "error: " + row.error;
     } else if (row.status == "compiled") {
       what = "compiled " + std::to_string(row.compiled) + "/" +
-             std::to_string(row.compiled + row.compile_failed) + ", not timed (no GPU here)";
+             std::to_string(row.compiled + row.compile_failed) + ", not timed (no GPU here); " +
+             std::to_string(row.predicted) + " predictions stored" +
+             (row.predicted_us ? ", best predicted " + Micros(*row.predicted_us) + " us" : "") +
+             (row.model.empty() ? "" : " by " + row.model);
     } else {
       what = (row.status == "done" ? "" : row.status + ": ") +
              Counts(row.measured, row.planned, row.failed, row.best_us);
@@ -195,7 +198,10 @@ class Progress {
 
 // Whether the database still holds what the state says a finished pair measured.
 bool StillStored(db::Store& store, const SweepRow& row) {
-  if (row.status == "compiled") return true;  // compile-only pairs store nothing
+  if (row.status == "compiled") {  // compile-only pairs store predictions, never trials
+    auto predictions = store.Predictions({row.fingerprint, row.device, TILESMITH_COMPILER_VERSION});
+    return predictions && static_cast<int64_t>(predictions->size()) >= row.predicted;
+  }
   if (row.status != "done" && row.status != "failed") return false;
   auto measured = store.MeasuredConfigs({row.fingerprint, row.device, TILESMITH_COMPILER_VERSION});
   return measured && static_cast<int64_t>(measured->size()) >= row.measured;
@@ -262,8 +268,9 @@ void TunePair(const Pair& pair, const RunContext& context, SweepRow* row) {
   };
   bool stopped = false;
   options.should_stop = [&] { return stopped = context.watch->interrupted(); };
-  bool timed = CanTime(*pair.device, *context.driver);
-  auto result = tuner::Tune(*loaded->module, *pair.device, timed ? context.store : nullptr,
+  // Without a GPU a CUDA pair is compiled and ranked by the cost model, and its predictions
+  // are stored as such (as `tune` stores them), for `/v1/query` to answer from.
+  auto result = tuner::Tune(*loaded->module, *pair.device, context.store,
                             TILESMITH_COMPILER_VERSION, options);
   row->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (!result) {
@@ -281,9 +288,16 @@ void TunePair(const Pair& pair, const RunContext& context, SweepRow* row) {
   row->failed = result->failed;
   row->compiled = result->compiled;
   row->compile_failed = result->compile_failed;
+  row->model = result->model;
   if (!result->timed) {
-    // The tune's times are the cost model's here; a sweep's table holds measurements only.
+    // The tune's times are the cost model's here; a sweep's table holds measurements only,
+    // so the prediction goes to its own fields.
     row->status = "compiled";
+    row->predicted = result->predicted;
+    if (result->best) {
+      row->predicted_us = result->best->median_us;
+      row->predicted_config = result->best->config;
+    }
     return;
   }
   if (result->default_config) row->default_us = result->default_config->median_us;
@@ -450,7 +464,8 @@ Subcommand SweepSubcommand() {
               "print {sweep, database, compiler_version, complete, interrupted, pairs, done, "
               "errors, geomean_speedup, geomean_rows, rows: [{fusion, path, target, device, "
               "status, fingerprint, emitter, planned, measured, measured_now, failed, "
-              "default_us, best_us, speedup, best_config, …}]}")
+              "default_us, best_us, speedup, best_config, predicted_us, predicted_config, "
+              "…}]}")
       .Epilog(
           "A sweep file is JSON (docs/sweeps.md): {\"targets\": [\"host\"], \"budget\": 16,\n"
           "\"strategy\": \"best-first\", \"fusions\": [\"../examples/gelu.hlo\", {\"path\":\n"
@@ -460,7 +475,8 @@ Subcommand SweepSubcommand() {
           "Ctrl-C finishes the batch in flight, prints the partial table and exits 130;\n"
           "rerun with --resume. A rerun never measures a committed config again.\n"
           "Exit status 0 when every pair finished with a verified best config (or, for a\n"
-          "CUDA target without a GPU, compiled); 1 on errors; 2 on a bad command line.");
+          "CUDA target without a GPU, compiled and its predictions stored); 1 on errors;\n"
+          "2 on a bad command line.");
   return {std::move(command), &RunSweep};
 }
 

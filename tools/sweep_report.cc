@@ -40,6 +40,10 @@ json SweepRow::ToJson() const {
               {"failed", failed},
               {"compiled", compiled},
               {"compile_failed", compile_failed},
+              {"predicted", predicted},
+              {"predicted_us", Optional(predicted_us)},
+              {"predicted_config", predicted_config},
+              {"model", model},
               {"default_us", Optional(default_us)},
               {"best_us", Optional(best_us)},
               {"speedup", Optional(speedup)},
@@ -67,6 +71,10 @@ std::optional<SweepRow> SweepRow::FromJson(const json& object) try {
   row.failed = object.value("failed", int64_t{0});
   row.compiled = object.value("compiled", int64_t{0});
   row.compile_failed = object.value("compile_failed", int64_t{0});
+  row.predicted = object.value("predicted", int64_t{0});
+  row.predicted_us = OptionalNumber(object, "predicted_us");
+  row.predicted_config = object.value("predicted_config", json());
+  row.model = object.value("model", "");
   row.default_us = OptionalNumber(object, "default_us");
   row.best_us = OptionalNumber(object, "best_us");
   row.speedup = OptionalNumber(object, "speedup");

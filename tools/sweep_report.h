@@ -20,7 +20,7 @@ struct SweepRow {
   std::string device;  ///< The device key results are stored under.
   /// `done`, `resumed` (finished by an earlier run), `interrupted`, `not run`, `error`,
   /// `failed` (finished, but no config verified), or `compiled` (a CUDA target with no GPU
-  /// here: compiled, not timed).
+  /// here: compiled and predicted, not timed).
   std::string status = "not run";
   std::string error;  ///< Why, for `error`.
   std::string fingerprint;
@@ -31,6 +31,12 @@ struct SweepRow {
   int64_t failed = 0;
   int64_t compiled = 0;
   int64_t compile_failed = 0;
+  /// `compiled` pairs: configs the cost model predicted, stored in the predictions table
+  /// (never as measurements), the fastest predicted and which model predicted.
+  int64_t predicted = 0;
+  std::optional<double> predicted_us;
+  nlohmann::json predicted_config;
+  std::string model;
   std::optional<double> default_us;
   std::optional<double> best_us;
   std::optional<double> speedup;  ///< default / best.

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "tests/cli/cli_run.h"
 
@@ -86,6 +87,24 @@ std::vector<std::pair<std::string, std::string>> Trials(const std::string& path,
   sqlite3_finalize(statement);
   sqlite3_close(db);
   return trials;
+}
+
+// (device key, status, predicted µs) of every stored prediction.
+std::vector<std::tuple<std::string, std::string, double>> Predictions(const std::string& path) {
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  std::vector<std::tuple<std::string, std::string, double>> predictions;
+  sqlite3_stmt* statement = nullptr;
+  sqlite3_prepare_v2(db, "SELECT device_key, status, predicted_us FROM predictions", -1, &statement,
+                     nullptr);
+  while (sqlite3_step(statement) == SQLITE_ROW) {
+    predictions.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(statement, 0)),
+                             reinterpret_cast<const char*>(sqlite3_column_text(statement, 1)),
+                             sqlite3_column_double(statement, 2));
+  }
+  sqlite3_finalize(statement);
+  sqlite3_close(db);
+  return predictions;
 }
 
 void ExpectNoConfigMeasuredTwice(const std::vector<std::pair<std::string, std::string>>& trials) {
@@ -410,13 +429,36 @@ TEST_F(SweepCommandTest, CudaTargetsAreCompiledOnlyWithoutAGpu) {
   std::string integrity;
   size_t stored = Trials(db, &integrity).size();
   if (cuda["status"] == "compiled") {
-    // No GPU here: every candidate became a cubin, nothing was timed or stored.
+    // No GPU here: every candidate became a cubin and was predicted, nothing was timed; the
+    // predictions are stored as predictions, the table's times stay measurements.
     EXPECT_EQ(cuda["best_us"], nullptr);
-    EXPECT_NE(run.err.find("compiled 2/2, not timed (no GPU here)"), std::string::npos) << run.err;
+    EXPECT_EQ(cuda["predicted"], 2);
+    EXPECT_GT(cuda["predicted_us"].get<double>(), 0);
+    EXPECT_TRUE(cuda["predicted_config"].is_object());
+    EXPECT_EQ(cuda["model"].get<std::string>().substr(0, 12), "analytic-gpu");
+    EXPECT_NE(run.err.find("compiled 2/2, not timed (no GPU here); 2 predictions stored, best "
+                           "predicted "),
+              std::string::npos)
+        << run.err;
     EXPECT_NE(run.err.find("note: cuda:sm_90 was compiled only, not timed: "), std::string::npos)
         << run.err;
     EXPECT_EQ(stored, 2u);  // the host's two trials
     EXPECT_EQ(table["geomean_rows"], 1);
+    auto predictions = Predictions(db);
+    ASSERT_EQ(predictions.size(), 2u);
+    for (const auto& [device, status, predicted_us] : predictions) {
+      EXPECT_EQ(device, cuda["device"]);
+      EXPECT_EQ(status, "ok");
+      EXPECT_GT(predicted_us, 0);
+    }
+    // A rerun with --resume finds the pair finished, its predictions still stored: not rerun.
+    CommandRun again = Tilesmith("sweep " + sweep + " --db " + db + " --resume --json");
+    ASSERT_EQ(again.exit_code, 0) << again.err;
+    json resumed = json::parse(again.out)["rows"][0];
+    EXPECT_EQ(resumed["status"], "compiled");
+    EXPECT_EQ(resumed["seconds"], 0);
+    EXPECT_EQ(resumed["predicted"], 2);
+    EXPECT_EQ(Predictions(db).size(), 2u);
   } else {
     EXPECT_EQ(cuda["status"], "done");  // a GPU and its driver: timed like the host
     EXPECT_EQ(stored, 4u);
