@@ -401,20 +401,27 @@ Expected<SeedScores> CrossValidateSeeds(const std::vector<FusionResult>& results
 }
 
 // Every fusion's training rows with their configs and feature names, for analysing the
-// learned model's inputs outside the bench (`--dump-rows`); a missing feature is null.
+// learned model's inputs outside the bench (`--dump-rows`), compiled and as estimated before
+// compiling (what `/v1/query` ranks); a missing feature is null.
 nlohmann::json RowsToJson(const std::vector<FusionResult>& results) {
   nlohmann::json rows = nlohmann::json::array();
   for (const FusionResult& r : results) {
     for (size_t i = 0; i < r.rows.size(); ++i) {
-      nlohmann::json features = nlohmann::json::array();
-      for (float value : r.rows[i].features) {
-        features.push_back(std::isnan(value) ? nlohmann::json(nullptr) : nlohmann::json(value));
-      }
+      auto to_json = [](const std::vector<float>& values) {
+        nlohmann::json out = nlohmann::json::array();
+        for (float value : values) {
+          out.push_back(std::isnan(value) ? nlohmann::json(nullptr) : nlohmann::json(value));
+        }
+        return out;
+      };
+      const costmodel::TrainingRow& row = r.rows[i];
       rows.push_back({{"fusion", r.name},
                       {"config", r.row_configs[i]},
-                      {"measured_us", r.rows[i].measured_us},
-                      {"analytic_us", r.rows[i].analytic_us},
-                      {"features", std::move(features)}});
+                      {"measured_us", row.measured_us},
+                      {"analytic_us", row.analytic_us},
+                      {"features", to_json(row.features)},
+                      {"estimate_analytic_us", row.estimate_analytic_us},
+                      {"estimate_features", to_json(row.estimate_features)}});
     }
   }
   auto names = costmodel::FeatureNames();
