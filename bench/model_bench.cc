@@ -400,28 +400,30 @@ Expected<SeedScores> CrossValidateSeeds(const std::vector<FusionResult>& results
   return scores;
 }
 
+// Features as JSON numbers, a missing one as null.
+nlohmann::json FeaturesToJson(const std::vector<float>& values) {
+  nlohmann::json out = nlohmann::json::array();
+  for (float value : values) {
+    out.push_back(std::isnan(value) ? nlohmann::json(nullptr) : nlohmann::json(value));
+  }
+  return out;
+}
+
 // Every fusion's training rows with their configs and feature names, for analysing the
 // learned model's inputs outside the bench (`--dump-rows`), compiled and as estimated before
-// compiling (what `/v1/query` ranks); a missing feature is null.
+// compiling (what `/v1/query` ranks).
 nlohmann::json RowsToJson(const std::vector<FusionResult>& results) {
   nlohmann::json rows = nlohmann::json::array();
   for (const FusionResult& r : results) {
     for (size_t i = 0; i < r.rows.size(); ++i) {
-      auto to_json = [](const std::vector<float>& values) {
-        nlohmann::json out = nlohmann::json::array();
-        for (float value : values) {
-          out.push_back(std::isnan(value) ? nlohmann::json(nullptr) : nlohmann::json(value));
-        }
-        return out;
-      };
       const costmodel::TrainingRow& row = r.rows[i];
       rows.push_back({{"fusion", r.name},
                       {"config", r.row_configs[i]},
                       {"measured_us", row.measured_us},
                       {"analytic_us", row.analytic_us},
-                      {"features", to_json(row.features)},
+                      {"features", FeaturesToJson(row.features)},
                       {"estimate_analytic_us", row.estimate_analytic_us},
-                      {"estimate_features", to_json(row.estimate_features)}});
+                      {"estimate_features", FeaturesToJson(row.estimate_features)}});
     }
   }
   auto names = costmodel::FeatureNames();

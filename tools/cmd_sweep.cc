@@ -196,9 +196,12 @@ class Progress {
   std::string prefix_;
 };
 
-// Whether the database still holds what the state says a finished pair measured.
+// Whether the database still holds what the state says a finished pair measured (or, for
+// a compile-only pair, predicted: one recorded before sweeps stored predictions says 0 and
+// is tuned again).
 bool StillStored(db::Store& store, const SweepRow& row) {
-  if (row.status == "compiled") {  // compile-only pairs store predictions, never trials
+  if (row.status == "compiled") {
+    if (row.predicted == 0) return false;
     auto predictions = store.Predictions({row.fingerprint, row.device, TILESMITH_COMPILER_VERSION});
     return predictions && static_cast<int64_t>(predictions->size()) >= row.predicted;
   }

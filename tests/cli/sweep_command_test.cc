@@ -66,44 +66,44 @@ class SweepCommandTest : public ::testing::Test {
   fs::path dir_;
 };
 
-// (fingerprint, config hash) of every trial, and the integrity check's answer.
-std::vector<std::pair<std::string, std::string>> Trials(const std::string& path,
-                                                        std::string* integrity) {
+// Every row `sql` returns from the database at `path`, each column as text (NULL: empty).
+std::vector<std::vector<std::string>> TextRows(const std::string& path, const char* sql) {
   sqlite3* db = nullptr;
   EXPECT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
-  std::vector<std::pair<std::string, std::string>> trials;
+  std::vector<std::vector<std::string>> rows;
   sqlite3_stmt* statement = nullptr;
-  sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &statement, nullptr);
-  if (sqlite3_step(statement) == SQLITE_ROW) {
-    *integrity = reinterpret_cast<const char*>(sqlite3_column_text(statement, 0));
-  }
-  sqlite3_finalize(statement);
-  sqlite3_prepare_v2(db, "SELECT fingerprint, config_hash FROM measurements", -1, &statement,
-                     nullptr);
+  EXPECT_EQ(sqlite3_prepare_v2(db, sql, -1, &statement, nullptr), SQLITE_OK) << sql;
   while (sqlite3_step(statement) == SQLITE_ROW) {
-    trials.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(statement, 0)),
-                        reinterpret_cast<const char*>(sqlite3_column_text(statement, 1)));
+    std::vector<std::string>& row = rows.emplace_back();
+    for (int column = 0; column < sqlite3_column_count(statement); ++column) {
+      const unsigned char* text = sqlite3_column_text(statement, column);
+      row.emplace_back(text == nullptr ? "" : reinterpret_cast<const char*>(text));
+    }
   }
   sqlite3_finalize(statement);
   sqlite3_close(db);
+  return rows;
+}
+
+// (fingerprint, config hash) of every trial, and the integrity check's answer.
+std::vector<std::pair<std::string, std::string>> Trials(const std::string& path,
+                                                        std::string* integrity) {
+  auto check = TextRows(path, "PRAGMA integrity_check");
+  if (!check.empty()) *integrity = check.front().front();
+  std::vector<std::pair<std::string, std::string>> trials;
+  for (const auto& row : TextRows(path, "SELECT fingerprint, config_hash FROM measurements")) {
+    trials.emplace_back(row[0], row[1]);
+  }
   return trials;
 }
 
 // (device key, status, predicted µs) of every stored prediction.
 std::vector<std::tuple<std::string, std::string, double>> Predictions(const std::string& path) {
-  sqlite3* db = nullptr;
-  EXPECT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
   std::vector<std::tuple<std::string, std::string, double>> predictions;
-  sqlite3_stmt* statement = nullptr;
-  sqlite3_prepare_v2(db, "SELECT device_key, status, predicted_us FROM predictions", -1, &statement,
-                     nullptr);
-  while (sqlite3_step(statement) == SQLITE_ROW) {
-    predictions.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(statement, 0)),
-                             reinterpret_cast<const char*>(sqlite3_column_text(statement, 1)),
-                             sqlite3_column_double(statement, 2));
+  for (const auto& row :
+       TextRows(path, "SELECT device_key, status, predicted_us FROM predictions")) {
+    predictions.emplace_back(row[0], row[1], row[2].empty() ? 0.0 : std::stod(row[2]));
   }
-  sqlite3_finalize(statement);
-  sqlite3_close(db);
   return predictions;
 }
 
@@ -458,6 +458,21 @@ TEST_F(SweepCommandTest, CudaTargetsAreCompiledOnlyWithoutAGpu) {
     EXPECT_EQ(resumed["status"], "compiled");
     EXPECT_EQ(resumed["seconds"], 0);
     EXPECT_EQ(resumed["predicted"], 2);
+    EXPECT_EQ(Predictions(db).size(), 2u);
+    // A compile-only pair recorded before sweeps stored predictions (0 of them) is tuned
+    // again on --resume, and its predictions are stored then (the same two, replaced).
+    std::string state_path = db + ".sweeps.json";
+    json state = json::parse(std::ifstream(state_path));
+    for (auto& [key, pair] : state["pairs"].items()) {
+      if (pair["status"] == "compiled") pair.erase("predicted");
+    }
+    std::ofstream(state_path) << state.dump();
+    CommandRun upgraded = Tilesmith("sweep " + sweep + " --db " + db + " --resume --json");
+    ASSERT_EQ(upgraded.exit_code, 0) << upgraded.err;
+    json retuned = json::parse(upgraded.out)["rows"][0];
+    EXPECT_EQ(retuned["status"], "compiled");
+    EXPECT_GT(retuned["seconds"].get<double>(), 0);
+    EXPECT_EQ(retuned["predicted"], 2);
     EXPECT_EQ(Predictions(db).size(), 2u);
   } else {
     EXPECT_EQ(cuda["status"], "done");  // a GPU and its driver: timed like the host
