@@ -35,7 +35,8 @@ constexpr const char* kAnalyticTerms[] = {
     "bandwidth_cap_gbs", "bandwidth_gbs",       "simd_efficiency",
     "busy_threads",      "parallel_efficiency", "vector",
     "fits_cache",        "thread_steps",        "vectorised_across_threads",
-    "sweep_miss_us",     "segment_steps",       "code_us"};
+    "sweep_miss_us",     "segment_steps",       "code_us",
+    "wave_latency_us"};
 
 std::vector<std::string> MakeNames() {
   std::vector<std::string> names;

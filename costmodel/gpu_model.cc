@@ -75,6 +75,11 @@ double Overlapped(double compute_us, double memory_us) {
   return compute_us + memory_us - kOverlap * std::min(compute_us, memory_us);
 }
 
+double BlockDispatchUs(int64_t blocks, int64_t sm_count) {
+  int64_t sms = std::max<int64_t>(1, sm_count);
+  return kBlockDispatchUs * static_cast<double>((std::max<int64_t>(0, blocks) + sms - 1) / sms);
+}
+
 double SharedTimeUs(double bytes, int64_t conflict_degree, int64_t sm_count, double clock_ghz) {
   double per_us = static_cast<double>(std::max<int64_t>(1, sm_count)) * kSharedBytesPerSmCycle *
                   clock_ghz * 1e3;
@@ -124,11 +129,17 @@ Expected<Prediction> GpuModel::Predict(const emitters::KernelIR& kernel,
   double write_us =
       (static_cast<double>(traffic.write_bytes) * coalescing.write_factor + spill_bytes / 2) /
       write_bw;
-  double memory_us = (read_us + write_us) / waves.efficiency;
+  double memory_us = read_us + write_us;
   double compute_us = ComputeTimeUs(flops, blocks, threads, info.sm_count, info.clock_ghz);
   double shared_us = SharedTimeUs(shared_traffic.bytes, shared_traffic.conflict_degree,
                                   info.sm_count, info.clock_ghz);
-  double total = kLaunchOverheadUs + Overlapped(compute_us + shared_us, memory_us);
+  double dispatch_us = BlockDispatchUs(blocks, info.sm_count);
+  double wave_latency_us = kWaveLatencyUs * static_cast<double>(waves.waves);
+  // Dispatching blocks overlaps their memory and compute work; the round trip of each wave
+  // does not, as the next wave's loads wait for the blocks before it to retire.
+  double total = kLaunchOverheadUs +
+                 std::max(Overlapped(compute_us + shared_us, memory_us), dispatch_us) +
+                 wave_latency_us;
 
   Prediction prediction;
   prediction.microseconds = total;
@@ -140,6 +151,8 @@ Expected<Prediction> GpuModel::Predict(const emitters::KernelIR& kernel,
       {"compute_us", compute_us},
       {"shared_us", shared_us},
       {"launch_us", kLaunchOverheadUs},
+      {"dispatch_us", dispatch_us},
+      {"wave_latency_us", wave_latency_us},
       {"bytes",
        {{"read", traffic.read_bytes}, {"write", traffic.write_bytes}, {"spill", spill_bytes}}},
       {"flops", flops},

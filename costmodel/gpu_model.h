@@ -2,7 +2,10 @@
 // bandwidth cap, coalescing waste, compute time, overlap, launch overhead) with what a
 // compiled candidate tells us on top: occupancy from its real registers and shared memory,
 // waves with the tail wave quantised, exact bytes from physical layouts, sectors per warp
-// access from its thread->address maps, and shared-memory bank conflicts.
+// access from its thread->address maps, and shared-memory bank conflicts. Two terms come
+// from H100 timings (docs/gpu.md): each SM starts blocks at a bounded rate, so a grid of
+// many small blocks costs kBlockDispatchUs per block and SM however few bytes it moves, and
+// every wave of resident blocks waits at least one memory round trip (kWaveLatencyUs).
 #pragma once
 
 #include <cstdint>
@@ -24,6 +27,12 @@ inline constexpr double kBytesPerBlockCycle = 32;  ///< One block streams ~32 B 
 inline constexpr double kOverlap = 0.95;
 /// Warps per SM from which memory latency is hidden (fewer leave the bandwidth idle).
 inline constexpr int64_t kWarpsToHideLatency = 16;
+/// Time for an SM to retire one block and start the next, the floor of a grid of tiny blocks:
+/// on an H100, 196,608 blocks of 32-64 threads ran 87 µs longer than 49,152 (~60 ns per block
+/// and SM once launch costs are counted).
+inline constexpr double kBlockDispatchUs = 0.06;
+/// Memory round trip each wave of resident blocks waits for at least.
+inline constexpr double kWaveLatencyUs = 0.5;
 inline constexpr double kSharedBytesPerSmCycle = 128;  ///< 32 banks x 4 bytes.
 
 /// Resident blocks per SM and what limits them (`threads`, `registers`, `shared`, `blocks`).
@@ -37,9 +46,12 @@ Occupancy ComputeOccupancy(const emitters::DeviceInfo& device, int64_t threads_p
                            int64_t registers_per_thread, int64_t shared_bytes_per_block);
 
 /// How many rounds of resident blocks the grid takes and how full they are on average.
+/// The efficiency is reported, not charged: on an H100 a grid that fills a quarter of the
+/// resident slots streams as fast as a full one (a few large blocks keep enough loads in
+/// flight), and dividing the memory time by it ranked configs worse (docs/gpu.md).
 struct Waves {
   int64_t waves = 0;
-  double efficiency = 1;  ///< blocks / (waves x resident capacity): the tail wave's loss.
+  double efficiency = 1;  ///< blocks / (waves x resident capacity).
 };
 Waves ComputeWaves(int64_t blocks, int64_t blocks_per_sm, int64_t sm_count);
 
@@ -58,6 +70,9 @@ double ComputeTimeUs(double flops, int64_t blocks, int64_t threads_per_block, in
 
 /// compute + memory - kOverlap x min(compute, memory).
 double Overlapped(double compute_us, double memory_us);
+
+/// The block-dispatch floor: kBlockDispatchUs for each block an SM runs, in µs.
+double BlockDispatchUs(int64_t blocks, int64_t sm_count);
 
 /// Time of the shared-memory traffic, serialised by the bank-conflict degree, in µs.
 double SharedTimeUs(double bytes, int64_t conflict_degree, int64_t sm_count, double clock_ghz);

@@ -88,6 +88,46 @@ TEST(GpuModelTest, MemoryBoundKernelRunsAtBandwidth) {
   EXPECT_LT(cached->microseconds, prediction->microseconds);
 }
 
+TEST(GpuModelTest, BlockDispatchCountsBlocksPerSm) {
+  EXPECT_DOUBLE_EQ(BlockDispatchUs(10 * 132, 132), 10 * kBlockDispatchUs);
+  EXPECT_DOUBLE_EQ(BlockDispatchUs(10 * 132 + 1, 132), 11 * kBlockDispatchUs);
+  EXPECT_DOUBLE_EQ(BlockDispatchUs(0, 132), 0.0);
+}
+
+// On an H100 a grid of 32-thread, one-element blocks ran 3.5x slower than 128-thread blocks of
+// two elements over the same bytes (GELU, docs/gpu.md): block dispatch, not bandwidth.
+TEST(GpuModelTest, ManyTinyBlocksPayForTheirDispatch) {
+  auto tiny = Emit(testing::kElementwise, {{"threads_per_block", 32}, {"vector", 1}});
+  auto wide = Emit(testing::kElementwise, {{"threads_per_block", 128}, {"vector", 4}});
+  auto slow = GpuModel().Predict(tiny.kernel, H100Figures(), nullptr);
+  auto fast = GpuModel().Predict(wide.kernel, H100Figures(), nullptr);
+  ASSERT_TRUE(slow.has_value() && fast.has_value());
+  double slow_dispatch = slow->breakdown["dispatch_us"].get<double>();
+  EXPECT_DOUBLE_EQ(slow_dispatch, BlockDispatchUs(tiny.kernel.launch.block_count(), 132));
+  EXPECT_GT(slow_dispatch, slow->breakdown["memory_us"].get<double>());
+  EXPECT_GT(slow->microseconds, 2 * fast->microseconds);
+  // Each wave adds its round trip.
+  EXPECT_DOUBLE_EQ(slow->breakdown["wave_latency_us"].get<double>(),
+                   kWaveLatencyUs * slow->breakdown["waves"]["count"].get<double>());
+}
+
+// A grid that fills few of the resident slots is not charged for it: the memory time is the
+// bytes over the bandwidth, and the waves' efficiency is only reported.
+TEST(GpuModelTest, PartlyFilledWavesAreReportedNotCharged) {
+  // 65536 elements in blocks of 256 threads x 4 x 4: 16 blocks, 8 resident per SM.
+  auto kernel = Emit(R"(f {
+  p0 = f32[65536] parameter(0)
+  ROOT e = f32[65536] exponential(p0)
+})",
+                     {{"threads_per_block", 256}, {"vector", 4}, {"chunks", 4}});
+  auto prediction = GpuModel().Predict(kernel.kernel, H100Figures(), nullptr);
+  ASSERT_TRUE(prediction.has_value()) << prediction.error().message;
+  const nlohmann::json& terms = prediction->breakdown;
+  EXPECT_LT(terms["waves"]["efficiency"].get<double>(), 0.6);
+  EXPECT_DOUBLE_EQ(terms["memory_us"].get<double>(),
+                   terms["read_us"].get<double>() + terms["write_us"].get<double>());
+}
+
 TEST(GpuModelTest, RealRegistersLowerOccupancyAndSlowDown) {
   auto kernel = Emit(testing::kElementwise, {{"threads_per_block", 128}});
   ResourceUsage lean{.registers = 24};
