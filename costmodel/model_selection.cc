@@ -1,5 +1,8 @@
 #include "costmodel/model_selection.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include "costmodel/features.h"
 
 namespace tilesmith::costmodel {
@@ -31,6 +34,30 @@ HostCalibrationChoice HostCalibrationFor(db::Store* store, const std::string& de
   choice.source = put ? "measured now, stored" + unread
                       : "measured now (not stored: " + put.error().message + ")" + unread;
   return choice;
+}
+
+Expected<std::vector<db::DeviceRecord>> SameArchitectureDevices(db::Store& store,
+                                                                const db::DeviceRecord& device) {
+  if (device.target != "cuda") return std::vector<db::DeviceRecord>{};
+  TS_ASSIGN_OR_RETURN(std::vector<db::DeviceRecord> devices, store.ListDevices());
+  std::string own_key = device.Key();
+  std::erase_if(devices, [&](const db::DeviceRecord& other) {
+    return other.target != device.target || other.compute_capability != device.compute_capability ||
+           other.Key() == own_key;
+  });
+  auto log_ratio = [](double a, double b) {
+    return a > 0 && b > 0 ? std::abs(std::log(a / b)) : 1.0;
+  };
+  auto distance = [&](const db::DeviceRecord& other) {
+    return 4 * log_ratio(other.memory_bandwidth_gbps, device.memory_bandwidth_gbps) +
+           log_ratio(static_cast<double>(other.cores), static_cast<double>(device.cores));
+  };
+  std::stable_sort(devices.begin(), devices.end(),
+                   [&](const db::DeviceRecord& a, const db::DeviceRecord& b) {
+                     double da = distance(a), db = distance(b);
+                     return da != db ? da < db : a.Key() < b.Key();
+                   });
+  return devices;
 }
 
 ModelChoice BestModelFor(const emitters::Target& target, int64_t cache_bytes, db::Store* store,
@@ -70,6 +97,25 @@ ModelChoice BestModelFor(const emitters::Target& target, int64_t cache_bytes, db
   choice.description = (*learned)->Describe() + ", stored " + (*stored)->created_at;
   choice.model = std::move(*learned);
   return choice;
+}
+
+ModelChoice BestModelFor(const emitters::Target& target, int64_t cache_bytes, db::Store* store,
+                         const db::DeviceRecord& device, const std::string& compiler_version,
+                         const LearnedModelOptions& options) {
+  ModelChoice own =
+      BestModelFor(target, cache_bytes, store, device.Key(), compiler_version, options);
+  if (own.stored || store == nullptr || !target.is_cuda()) return own;
+  auto nearest = SameArchitectureDevices(*store, device);
+  if (!nearest) return own;
+  for (const db::DeviceRecord& other : *nearest) {
+    ModelChoice borrowed =
+        BestModelFor(target, cache_bytes, store, other.Key(), compiler_version, options);
+    if (!borrowed.stored) continue;
+    borrowed.description += "; trained on '" + other.Key() +
+                            "', the nearest device of this architecture with a stored model";
+    return borrowed;
+  }
+  return own;
 }
 
 }  // namespace tilesmith::costmodel

@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "costmodel/cost_model.h"
 #include "costmodel/host_model.h"
@@ -43,6 +44,13 @@ struct HostCalibrationChoice {
 HostCalibrationChoice HostCalibrationFor(db::Store* store, const std::string& device_key,
                                          int64_t cache_bytes);
 
+/// The other devices of `store` with `device`'s GPU architecture (target and compute
+/// capability), nearest first: by memory bandwidth, then SM count, on a log scale (most
+/// fusions are memory-bound). The same GPU under another driver is nearest of all. Empty for
+/// the host: one CPU's timings say little about another's.
+Expected<std::vector<db::DeviceRecord>> SameArchitectureDevices(db::Store& store,
+                                                                const db::DeviceRecord& device);
+
 /// The best available model for `target` on the device `device_key` given `store` (null:
 /// no database): always a LearnedModel, trained from the newest stored model when there is
 /// one for this device, compiler version and feature schema, else untrained so the analytic
@@ -51,6 +59,13 @@ HostCalibrationChoice HostCalibrationFor(db::Store* store, const std::string& de
 /// predictions.
 ModelChoice BestModelFor(const emitters::Target& target, int64_t cache_bytes, db::Store* store,
                          const std::string& device_key, const std::string& compiler_version,
+                         const LearnedModelOptions& options = {});
+
+/// As above for `device`; when no model is stored for it, a GPU takes the newest model of
+/// the nearest device of its architecture that has one (SameArchitectureDevices: the same
+/// card timed under another driver, say), and the description names that device.
+ModelChoice BestModelFor(const emitters::Target& target, int64_t cache_bytes, db::Store* store,
+                         const db::DeviceRecord& device, const std::string& compiler_version,
                          const LearnedModelOptions& options = {});
 
 }  // namespace tilesmith::costmodel

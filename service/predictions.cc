@@ -80,7 +80,7 @@ Expected<nlohmann::json> PredictionCache::Predict(const FusionInput& fusion,
   options.max_compiled = 0;  // a query must not wait on ptxas or LLVM
   costmodel::ModelChoice model =
       costmodel::BestModelFor(target.device.target, target.device.cache_bytes, &store,
-                              target.device.record.Key(), compiler_version);
+                              target.device.record, compiler_version);
   tuner::ModelRanking ranking(target.device, std::move(model.model), options);
   std::vector<tuner::CandidatePrediction> predictions = ranking.PredictAll(space);
   const tuner::CandidatePrediction* best = nullptr;

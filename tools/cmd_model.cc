@@ -16,6 +16,7 @@
 #include "db/sqlite_store.h"
 #include "tools/commands.h"
 #include "tools/tune_support.h"
+#include "tuner/cuda_driver.h"
 #include "tuner/device.h"
 
 namespace tilesmith::tools {
@@ -49,6 +50,10 @@ struct Inputs {
   std::string db_path;
   std::unique_ptr<db::SqliteStore> store;
   tuner::Device device;
+  /// Whose measurements `set` holds: `device`'s, or where it has none, the nearest measured
+  /// device of the same GPU architecture (`borrowed`).
+  std::string measured_key;
+  bool borrowed = false;
   std::string compiler_version;
   costmodel::TrainingSet set;
   costmodel::HostCalibration host;  ///< The stored calibration (host targets).
@@ -74,6 +79,7 @@ Expected<Inputs> LoadInputs(const cli::Args& args) {
   if (target.rfind("ascend:", 0) == 0) {
     return InvalidArgument("Ascend targets use the per-pipe model (`tilesmith schedule`)");
   }
+  TS_ASSIGN_OR_RETURN(target, tuner::GpuTargetOf(target));  // cuda:0: this machine's GPU
   TS_ASSIGN_OR_RETURN(inputs.device,
                       tuner::ResolveDevice(target, args.Get("device"), tuner::DefaultDevicesDir()));
   inputs.compiler_version = args.Get("compiler-version", TILESMITH_COMPILER_VERSION);
@@ -83,9 +89,29 @@ Expected<Inputs> LoadInputs(const cli::Args& args) {
   std::unique_ptr<costmodel::CostModel> analytic = inputs.Analytic();
   costmodel::DeviceFigures figures{inputs.device.info, inputs.device.cache_bytes};
   std::string key = inputs.device.record.Key();
+  inputs.measured_key = key;
   TS_ASSIGN_OR_RETURN(
       inputs.set,
       costmodel::LoadTrainingSet(*inputs.store, key, inputs.compiler_version, figures, *analytic));
+  if (inputs.set.rows.empty()) {
+    // Timings brought back from a GPU host carry its driver in the key; this machine, without
+    // that driver, names the same GPU differently.
+    TS_ASSIGN_OR_RETURN(std::vector<db::DeviceRecord> nearest,
+                        costmodel::SameArchitectureDevices(*inputs.store, inputs.device.record));
+    for (const db::DeviceRecord& other : nearest) {
+      TS_ASSIGN_OR_RETURN(costmodel::TrainingSet set,
+                          costmodel::LoadTrainingSet(*inputs.store, other.Key(),
+                                                     inputs.compiler_version, figures, *analytic));
+      if (set.rows.empty()) continue;
+      std::cerr << "note: no measurements for '" << key
+                << "'; learning from the nearest measured device of the same architecture, '"
+                << other.Key() << "'\n";
+      inputs.set = std::move(set);
+      inputs.measured_key = other.Key();
+      inputs.borrowed = true;
+      break;
+    }
+  }
   for (const std::string& note : inputs.set.notes) std::cerr << "note: " << note << "\n";
   if (inputs.set.rows.empty()) {
     std::string known;
@@ -121,7 +147,8 @@ int RunTrain(const cli::Args& args, Inputs& inputs, const costmodel::LearnedMode
                        " fusions (--min-rows, --min-fusions lower the bar)");
   }
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  auto record = model.ToRecord(inputs.device.record.Key(), inputs.compiler_version);
+  // The model belongs to the device that was measured.
+  auto record = model.ToRecord(inputs.measured_key, inputs.compiler_version);
   if (!record) return ReportError(record.error().message);
   record->meta["training_seconds"] = seconds;
   record->meta["skipped"] = inputs.set.skipped;
@@ -194,7 +221,8 @@ int RunEval(const cli::Args& args, Inputs& inputs, const costmodel::LearnedModel
   if (!evaluation) return ReportError(evaluation.error().message);
   if (args.Has("json")) {
     json out = evaluation->ToJson();
-    out["device"] = inputs.device.record.Key();
+    out["device"] = inputs.measured_key;
+    if (inputs.borrowed) out["requested_device"] = inputs.device.record.Key();
     out["compiler_version"] = inputs.compiler_version;
     out["holdout"] = *folds > 0 ? json(nullptr) : json(*holdout);
     out["folds"] = *folds;
@@ -202,7 +230,7 @@ int RunEval(const cli::Args& args, Inputs& inputs, const costmodel::LearnedModel
     std::cout << out.dump(2) << "\n";
     return kExitOk;
   }
-  std::cout << "device    " << inputs.device.record.Key() << "\n"
+  std::cout << "device    " << inputs.measured_key << "\n"
             << "train     " << evaluation->train_rows << " configs of " << evaluation->train_fusions
             << " fusions -> " << evaluation->learned_description << "\n"
             << "held out  " << evaluation->heldout_rows << " configs of "
@@ -302,7 +330,10 @@ Subcommand ModelSubcommand() {
       "train|eval|calibrate [--db PATH] [--target T] [--device ID] [--holdout F | --folds K] "
       "[--objective O] [--json]");
   command.Flag("db", "PATH", "the database (default: $TILESMITH_DB, else ./tilesmith.db)")
-      .Flag("target", "T", "host (default) or cuda:sm_XX: whose measurements to learn from")
+      .Flag("target", "T",
+            "host (default), cuda:sm_XX or cuda:0 (this machine's GPU): whose measurements to "
+            "learn from; a GPU with none learns from the nearest measured GPU of its "
+            "architecture (the same card timed under another driver, say), and says so")
       .Flag("device", "ID", "device description (see `tilesmith space --help`)")
       .Flag("compiler-version", "V",
             "learn from measurements of this compiler version (default: this tilesmith's)")

@@ -95,9 +95,8 @@ int RunPredict(const cli::Args& args) {
   } else if (args.Has("db")) {
     return ReportError("no results database at " + db_path);
   }
-  costmodel::ModelChoice choice =
-      costmodel::BestModelFor(device->target, device->cache_bytes, store.get(),
-                              device->record.Key(), TILESMITH_COMPILER_VERSION);
+  costmodel::ModelChoice choice = costmodel::BestModelFor(
+      device->target, device->cache_bytes, store.get(), device->record, TILESMITH_COMPILER_VERSION);
   if (!store_note.empty()) choice.description += "; " + store_note;
   // Without a stored model the learned model's analytic one answers (with the stored host
   // calibration), breakdowns unchanged.

@@ -373,7 +373,7 @@ Expected<TuneResult> Tune(const hlo::HloModule& module, const Device& device, db
   // The model and best-first strategies rank with the stored learned model for this device
   // and compiler when there is one, else the target's analytic model.
   costmodel::ModelChoice model = costmodel::BestModelFor(device.target, device.cache_bytes, store,
-                                                         device.record.Key(), compiler_version);
+                                                         device.record, compiler_version);
   result.model = model.description;
   session.predictor = model.model.get();
   if (model.stored && store != nullptr) session.learned = model.learned;

@@ -1,6 +1,7 @@
 // `tilesmith model train|eval`, run as a user would: real host tunes into a database,
 // a model trained and stored there, a held-out evaluation of both models as JSON (compiled
-// and uncompiled), and `predict` answering with the learned model afterwards; bad command
+// and uncompiled), and `predict` answering with the learned model afterwards; timings of a
+// GPU host (another driver in the key) learned from where that driver is missing; bad command
 // lines and missing data say why.
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -8,6 +9,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "db/sqlite_store.h"
 #include "tests/cli/cli_run.h"
 
 namespace tilesmith {
@@ -93,6 +95,70 @@ TEST_F(ModelCommandTest, TrainThenEvalThenPredictWithTheLearnedModel) {
   EXPECT_NE(answer["model_description"].get<std::string>().find("4 fusions"), std::string::npos)
       << answer["model_description"];
   EXPECT_EQ(answer["top"][0]["breakdown"]["model"], "learned-xgboost");
+}
+
+// Timings brought back from a GPU host carry its driver in the device key, which this
+// machine (no driver) cannot name: train and eval learn from them and say so. The trials are
+// real host tunes re-keyed to such a device, as a GPU host's export would bring them.
+TEST_F(ModelCommandTest, AGpuWithoutMeasurementsLearnsFromTheSameCardUnderAnotherDriver) {
+  if (!fs::exists(Corpus())) GTEST_SKIP() << "no corpus at " << Corpus();
+  for (const std::string& path : {Gelu(), Corpus() + "reduce_row/small_s32.hlo"}) {
+    CommandRun tune = Tilesmith("tune " + path + " --target host --db " + Db() +
+                                " --strategy random --budget 8 --rep-ms 3 --warmup-ms 1 "
+                                "--no-flush --quiet");
+    ASSERT_EQ(tune.exit_code, 0) << path << ": " << tune.err;
+  }
+  db::DeviceRecord gpu_host{.target = "cuda",
+                            .compute_capability = "sm_90",
+                            .name = "NVIDIA H100 SXM5 80GB",
+                            .cores = 132,
+                            .clock_mhz = 1980,
+                            .memory_bandwidth_gbps = 3352,
+                            .cache_bytes = 52428800,
+                            .driver_version = "999.99",
+                            .toolkit_version = "CUDA 13.0"};
+  {
+    auto store = db::SqliteStore::Open(Db());
+    ASSERT_TRUE(store.has_value()) << store.error().message;
+    auto trials = (*store)->Measurements({});
+    ASSERT_TRUE(trials.has_value() && trials->size() == 16u);
+    ASSERT_TRUE((*store)->PutDevice(gpu_host).has_value());
+    for (db::MeasurementRecord& trial : *trials) {
+      trial.uid.clear();
+      trial.key.device_key = gpu_host.Key();
+      trial.compile_stats = {{"registers", 32}, {"shared_bytes", 0}, {"spill_bytes", 0}};
+    }
+    ASSERT_TRUE((*store)->RecordBatch(*trials).has_value());
+  }
+  const std::string bar = " --target cuda:sm_90 --min-rows 10 --min-fusions 2";
+  CommandRun eval = Tilesmith("model eval --db " + Db() + bar + " --holdout 0.5 --json");
+  ASSERT_EQ(eval.exit_code, 0) << eval.err;
+  EXPECT_NE(eval.err.find("learning from the nearest measured device of the same "
+                          "architecture, '" +
+                          gpu_host.Key() + "'"),
+            std::string::npos)
+      << eval.err;
+  json scores = json::parse(eval.out);
+  EXPECT_EQ(scores["device"], gpu_host.Key());
+  EXPECT_NE(scores["requested_device"].get<std::string>().find("driver none"), std::string::npos)
+      << scores["requested_device"];
+  EXPECT_EQ(scores["analytic"]["model"], "analytic-gpu");
+  EXPECT_EQ(scores["heldout"]["fusions"], 1);
+
+  CommandRun train = Tilesmith("model train --db " + Db() + bar + " --json");
+  ASSERT_EQ(train.exit_code, 0) << train.err;
+  EXPECT_EQ(json::parse(train.out)["device"], gpu_host.Key()) << "the measured device's model";
+
+  // Predictions for this machine's sm_90 come from that model too, and say whose it is.
+  CommandRun predict =
+      Tilesmith("predict " + Gelu() + " --target cuda:sm_90 --compile 0 --db " + Db() + " --json");
+  ASSERT_EQ(predict.exit_code, 0) << predict.err;
+  json predicted = json::parse(predict.out);
+  EXPECT_EQ(predicted["model"], "learned-xgboost");
+  EXPECT_NE(predicted["model_description"].get<std::string>().find(
+                "trained on '" + gpu_host.Key() + "', the nearest device of this architecture"),
+            std::string::npos)
+      << predicted["model_description"];
 }
 
 TEST_F(ModelCommandTest, TooLittleDataTrainsNothingAndSaysSo) {
