@@ -2,39 +2,16 @@
 // and stores it, later ones predict from the stored figures (not the load of the moment),
 // and a stored calibration that cannot be read is reported while a measurement answers.
 #include <gtest/gtest.h>
-#include <unistd.h>
-
-#include <filesystem>
 
 #include "costmodel/host_model.h"
 #include "costmodel/model_selection.h"
-#include "db/sqlite_store.h"
 #include "tests/costmodel/kernel_test_util.h"
+#include "tests/costmodel/store_test_util.h"
 
 namespace tilesmith::costmodel {
 namespace {
 
-namespace fs = std::filesystem;
-
-class HostCalibrationTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("tilesmith_calibration_" + std::to_string(getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-    auto store = db::SqliteStore::Open((dir_ / "c.db").string());
-    ASSERT_TRUE(store.has_value()) << store.error().message;
-    store_ = std::move(*store);
-  }
-  void TearDown() override {
-    store_.reset();
-    fs::remove_all(dir_);
-  }
-
-  fs::path dir_;
-  std::unique_ptr<db::SqliteStore> store_;
-};
+class HostCalibrationTest : public testing::StoreTest {};
 
 constexpr char kDevice[] = "host, test machine";
 

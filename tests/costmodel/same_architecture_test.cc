@@ -2,17 +2,12 @@
 // architecture only, the same card under another driver first, then the nearest by
 // bandwidth and SM count; never for the host.
 #include <gtest/gtest.h>
-#include <unistd.h>
-
-#include <filesystem>
 
 #include "costmodel/model_selection.h"
-#include "db/sqlite_store.h"
+#include "tests/costmodel/store_test_util.h"
 
 namespace tilesmith::costmodel {
 namespace {
-
-namespace fs = std::filesystem;
 
 db::DeviceRecord Gpu(const std::string& capability, const std::string& name, int64_t cores,
                      double bandwidth, const std::string& driver) {
@@ -27,25 +22,7 @@ db::DeviceRecord Gpu(const std::string& capability, const std::string& name, int
           .toolkit_version = "CUDA 13.0"};
 }
 
-class SameArchitectureTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("tilesmith_same_arch_" + std::to_string(getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-    auto store = db::SqliteStore::Open((dir_ / "s.db").string());
-    ASSERT_TRUE(store.has_value()) << store.error().message;
-    store_ = std::move(*store);
-  }
-  void TearDown() override {
-    store_.reset();
-    fs::remove_all(dir_);
-  }
-
-  fs::path dir_;
-  std::unique_ptr<db::SqliteStore> store_;
-};
+class SameArchitectureTest : public testing::StoreTest {};
 
 TEST_F(SameArchitectureTest, TheSameCardUnderAnotherDriverComesFirst) {
   db::DeviceRecord here = Gpu("sm_90", "NVIDIA H100 SXM5 80GB", 132, 3352, "");
