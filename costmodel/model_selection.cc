@@ -54,8 +54,8 @@ Expected<std::vector<db::DeviceRecord>> SameArchitectureDevices(db::Store& store
   };
   std::stable_sort(devices.begin(), devices.end(),
                    [&](const db::DeviceRecord& a, const db::DeviceRecord& b) {
-                     double da = distance(a), db = distance(b);
-                     return da != db ? da < db : a.Key() < b.Key();
+                     double to_a = distance(a), to_b = distance(b);
+                     return to_a != to_b ? to_a < to_b : a.Key() < b.Key();
                    });
   return devices;
 }
