@@ -36,25 +36,29 @@ HostCalibrationChoice HostCalibrationFor(db::Store* store, const std::string& de
   return choice;
 }
 
+bool SameArchitecture(const db::DeviceRecord& a, const db::DeviceRecord& b) {
+  return a.target == b.target && a.compute_capability == b.compute_capability;
+}
+
+double DeviceDistance(const db::DeviceRecord& a, const db::DeviceRecord& b) {
+  auto log_ratio = [](double x, double y) {
+    return x > 0 && y > 0 ? std::abs(std::log(x / y)) : 1.0;
+  };
+  return 4 * log_ratio(a.memory_bandwidth_gbps, b.memory_bandwidth_gbps) +
+         log_ratio(static_cast<double>(a.cores), static_cast<double>(b.cores));
+}
+
 Expected<std::vector<db::DeviceRecord>> SameArchitectureDevices(db::Store& store,
                                                                 const db::DeviceRecord& device) {
   if (device.target != "cuda") return std::vector<db::DeviceRecord>{};
   TS_ASSIGN_OR_RETURN(std::vector<db::DeviceRecord> devices, store.ListDevices());
   std::string own_key = device.Key();
   std::erase_if(devices, [&](const db::DeviceRecord& other) {
-    return other.target != device.target || other.compute_capability != device.compute_capability ||
-           other.Key() == own_key;
+    return !SameArchitecture(other, device) || other.Key() == own_key;
   });
-  auto log_ratio = [](double a, double b) {
-    return a > 0 && b > 0 ? std::abs(std::log(a / b)) : 1.0;
-  };
-  auto distance = [&](const db::DeviceRecord& other) {
-    return 4 * log_ratio(other.memory_bandwidth_gbps, device.memory_bandwidth_gbps) +
-           log_ratio(static_cast<double>(other.cores), static_cast<double>(device.cores));
-  };
   std::stable_sort(devices.begin(), devices.end(),
                    [&](const db::DeviceRecord& a, const db::DeviceRecord& b) {
-                     double to_a = distance(a), to_b = distance(b);
+                     double to_a = DeviceDistance(a, device), to_b = DeviceDistance(b, device);
                      return to_a != to_b ? to_a < to_b : a.Key() < b.Key();
                    });
   return devices;

@@ -44,6 +44,14 @@ struct HostCalibrationChoice {
 HostCalibrationChoice HostCalibrationFor(db::Store* store, const std::string& device_key,
                                          int64_t cache_bytes);
 
+/// Same target and compute capability: results of one may stand in for the other's.
+bool SameArchitecture(const db::DeviceRecord& a, const db::DeviceRecord& b);
+
+/// How far apart two devices of one architecture are: memory bandwidth first (weight 4: most
+/// fusions are memory-bound, so it moves the best config most), then core count, each as
+/// the absolute log of their ratio (1 where a figure is unknown). 0 for the same card.
+double DeviceDistance(const db::DeviceRecord& a, const db::DeviceRecord& b);
+
 /// The other devices of `store` with `device`'s GPU architecture (target and compute
 /// capability), nearest first: by memory bandwidth, then SM count, on a log scale (most
 /// fusions are memory-bound). The same GPU under another driver is nearest of all. Empty for

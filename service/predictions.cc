@@ -1,7 +1,5 @@
 #include "service/predictions.h"
 
-#include <cmath>
-
 #include "costmodel/model_selection.h"
 #include "tuner/model_ranking.h"
 #include "tuner/space.h"
@@ -15,9 +13,6 @@ Expected<std::optional<db::BestResult>> NearestTunedDevice(db::Store& store,
   TS_ASSIGN_OR_RETURN(
       std::vector<db::BestResult> results,
       store.ListBest({.fingerprint = fingerprint, .compiler_version = compiler_version}));
-  auto log_ratio = [](double a, double b) {
-    return a > 0 && b > 0 ? std::abs(std::log(a / b)) : 1.0;
-  };
   std::optional<db::BestResult> nearest;
   double nearest_distance = 0;
   std::string own_key = device.Key();
@@ -25,14 +20,8 @@ Expected<std::optional<db::BestResult>> NearestTunedDevice(db::Store& store,
     const std::string& key = result.measurement.key.device_key;
     if (key == own_key) continue;
     TS_ASSIGN_OR_RETURN(std::optional<db::DeviceRecord> other, store.GetDevice(key));
-    if (!other || other->target != device.target ||
-        other->compute_capability != device.compute_capability) {
-      continue;
-    }
-    // Bandwidth first: most fusions are memory-bound, so it moves the best config most.
-    double distance =
-        4 * log_ratio(other->memory_bandwidth_gbps, device.memory_bandwidth_gbps) +
-        log_ratio(static_cast<double>(other->cores), static_cast<double>(device.cores));
+    if (!other || !costmodel::SameArchitecture(*other, device)) continue;
+    double distance = costmodel::DeviceDistance(*other, device);
     if (!nearest || distance < nearest_distance ||
         (distance == nearest_distance && key < nearest->measurement.key.device_key)) {
       nearest = std::move(result);

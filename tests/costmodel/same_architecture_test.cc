@@ -46,6 +46,8 @@ TEST_F(SameArchitectureTest, TheSameCardUnderAnotherDriverComesFirst) {
   ASSERT_EQ(nearest->size(), 2u) << "itself, sm_80 and the host are left out";
   EXPECT_EQ((*nearest)[0].Key(), timed.Key());
   EXPECT_EQ((*nearest)[1].Key(), pcie.Key());
+  EXPECT_DOUBLE_EQ(DeviceDistance(timed, here), 0.0) << "the driver is no distance";
+  EXPECT_GT(DeviceDistance(pcie, here), 0.0);
 
   auto from_host = SameArchitectureDevices(*store_, host);
   ASSERT_TRUE(from_host.has_value());
