@@ -187,7 +187,13 @@ int RunTune(const cli::Args& args) {
   options.measure.warmup_ms = *warmup;
   options.measure.budget_ms = *reps;
   options.measure.timeout_ms = *timeout;
-  options.measure.flush_bytes = args.Has("no-flush") ? -1 : 0;
+  std::string flush = args.Has("no-flush") ? "none" : args.Get("flush", "buffers");
+  if (flush != "buffers" && flush != "cache" && flush != "none") {
+    ReportError("--flush must be buffers, cache or none, not '" + flush + "'");
+    return kExitUsage;
+  }
+  options.measure.flush_bytes = flush == "none" ? -1 : 0;
+  if (flush != "none") options.measure.flush = flush;
   options.evaluator_max_elements = static_cast<int64_t>(*reference);
   tuner::CudaDriverProbe driver = tuner::ProbeCudaDriver();
   options.time_cuda = device->target.is_cuda() && CanTime(*device, driver);
@@ -346,7 +352,11 @@ Subcommand TuneSubcommand() {
       .Flag("evaluator-max-elements", "N",
             "verify against the evaluator up to N output elements, beyond that against the "
             "first verified config (default 16777216)")
-      .Switch("no-flush", "do not flush the last-level cache before each repetition")
+      .Flag("flush", "HOW",
+            "how each repetition starts from memory: buffers (default: the config's own "
+            "buffers are evicted from every cache level), cache (a buffer 1.5x the "
+            "last-level cache is written) or none")
+      .Switch("no-flush", "the same as --flush none")
       .Switch("quiet", "no progress line on stderr")
       .Switch("json",
               "print {fingerprint, device, compiler_version, emitter, strategy, space, "
@@ -371,7 +381,7 @@ Subcommand WorkerSubcommand() {
       .Flag("device", "ID", "the device description (default: the target's)")
       .Epilog(
           "Reads one JSON request per line ({id, config, warmup_ms, budget_ms, min_reps,\n"
-          "max_reps, flush_bytes, reference}) and answers {id, event: running}, then\n"
+          "max_reps, flush_bytes, flush, reference}) and answers {id, event: running}, then\n"
           "{id, status, times_us, compile_ms, verification_error, message}.");
   return {std::move(command), &RunWorkerCommand};
 }

@@ -141,6 +141,7 @@ WorkerResult HostMeasurer::Measure(const nlohmann::json& config, const MeasureOp
                             {"min_reps", options.min_reps},
                             {"max_reps", options.max_reps},
                             {"flush_bytes", options.flush_bytes},
+                            {"flush", options.flush},
                             {"reference", options.reference}};
   std::string line = request.dump() + "\n";
   // A worker that died between candidates makes this write fail (SIGPIPE is ignored).

@@ -25,7 +25,12 @@ struct MeasureOptions {
   double budget_ms = 40;  ///< Repetitions stop once this much time was spent (after min).
   int64_t min_reps = 3;
   int64_t max_reps = 1000;
-  int64_t flush_bytes = 0;             ///< Written before each repetition (> last-level cache).
+  /// Before each repetition the kernel's data leaves the caches (0: no flush). Host:
+  /// `flush` "buffers" evicts the kernel's own buffers' lines, "cache" overwrites the
+  /// last-level cache with this many bytes (also where lines cannot be evicted). CUDA: this
+  /// many bytes of device memory are written, whatever `flush` says.
+  int64_t flush_bytes = 0;
+  std::string flush = "buffers";
   double timeout_ms = 5000;            ///< Execution only: from "running" to the answer.
   double compile_timeout_ms = 120000;  ///< From the request to "running".
   /// "evaluator", or a directory holding (or to hold) the first verified candidate's outputs.

@@ -21,6 +21,7 @@
 #include "compiler/hlo/evaluator.h"
 #include "compiler/hlo/npy.h"
 #include "compiler/hlo/tiling.h"
+#include "support/cache_eviction.h"
 #include "tuner/cuda_measure.h"
 #include "tuner/layouts.h"
 #include "tuner/verify.h"
@@ -242,6 +243,9 @@ class Worker {
       host.Run(pointers);
       if (fault == "red_zone") buffers.back()->data()[buffers.back()->size() + 3] = 0;
     };
+    auto evict = [&] {
+      for (const auto& buffer : buffers) EvictFromCaches(buffer->data(), buffer->size());
+    };
 
     // Everything before this line may take long (compiling, evaluating the reference on the
     // first request); the measurer's execution timeout starts only now.
@@ -272,7 +276,7 @@ class Worker {
     }
     nlohmann::json answer = Verify(outputs, request, compile_ms, TermsOf(host.kernel()));
     if (answer["status"] != "ok") return answer;
-    answer["times_us"] = Time(request, run, intact);
+    answer["times_us"] = Time(request, run, intact, evict);
     if (answer["times_us"].is_null()) {
       return Failure("red_zone", "the kernel wrote outside its buffers during a timed run");
     }
@@ -381,15 +385,21 @@ class Worker {
     return answer;
   }
 
-  // Time-budgeted warm-up, then time-budgeted repetitions, each after the last-level cache
-  // was flushed by writing a buffer larger than it. Null when a run broke a red zone.
-  template <typename Run, typename Intact>
-  nlohmann::json Time(const nlohmann::json& request, Run&& run, Intact&& intact) {
+  // Time-budgeted warm-up, then time-budgeted repetitions, each from memory: with "flush":
+  // "buffers" after the kernel's own buffers were evicted from every cache level, with
+  // "cache" after the last-level cache was overwritten with `flush_bytes` (also where this
+  // CPU cannot evict lines); no flush when `flush_bytes` is 0. Null when a run broke a red
+  // zone.
+  template <typename Run, typename Intact, typename Evict>
+  nlohmann::json Time(const nlohmann::json& request, Run&& run, Intact&& intact, Evict&& evict) {
     double warmup_ms = request.value("warmup_ms", 10.0);
     double budget_ms = request.value("budget_ms", 50.0);
     int64_t min_reps = request.value("min_reps", int64_t{3});
     int64_t max_reps = request.value("max_reps", int64_t{1000});
     int64_t flush_bytes = request.value("flush_bytes", int64_t{0});
+    bool evict_buffers = flush_bytes > 0 && CanEvictFromCaches() &&
+                         request.value("flush", std::string("buffers")) == "buffers";
+    if (evict_buffers) flush_bytes = 0;
     if (static_cast<int64_t>(flush_.size()) < flush_bytes) flush_.resize(flush_bytes);
     auto warmup_start = Clock::now();
     do {
@@ -400,7 +410,9 @@ class Worker {
     auto budget_start = Clock::now();
     for (int64_t rep = 0; rep < max_reps; ++rep) {
       if (rep >= min_reps && MillisecondsSince(budget_start) >= budget_ms) break;
-      if (flush_bytes > 0) {
+      if (evict_buffers) {
+        evict();
+      } else if (flush_bytes > 0) {
         ++flush_value_;
         std::memset(flush_.data(), flush_value_, flush_bytes);
       }

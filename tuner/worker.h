@@ -3,7 +3,7 @@
 // on stdout (measurer.h is the other end):
 //
 //   request  {"id", "config", "warmup_ms", "budget_ms", "min_reps", "max_reps",
-//             "flush_bytes", "reference": "evaluator" | DIR}
+//             "flush_bytes", "flush": "buffers" | "cache", "reference": "evaluator" | DIR}
 //   answers  {"id", "event": "running"}   — compiled, about to execute (timeouts start here)
 //            {"id", "status": "ok", "times_us": [...], "compile_ms", "verification_error"}
 //            {"id", "status": "compile" | "wrong_result" | "red_zone" | "launch", "message"}

@@ -376,12 +376,16 @@ TEST_F(TuneCommandTest, BadOptionsAreUsageErrors) {
   EXPECT_EQ(Tilesmith("tune " + Gelu() + " --strategy annealing").exit_code, 2);
   EXPECT_FALSE(fs::exists(File("tilesmith.db")));
   EXPECT_EQ(Tilesmith("tune " + Gelu() + " --budget lots").exit_code, 2);
+  CommandRun flush = Tilesmith("tune " + Gelu() + " --flush sometimes");
+  EXPECT_EQ(flush.exit_code, 2);
+  EXPECT_NE(flush.err.find("buffers, cache or none"), std::string::npos) << flush.err;
+  EXPECT_FALSE(fs::exists(File("tilesmith.db")));
   CommandRun wrong = Tilesmith("tune " + Gelu() + " --target cuda:sm_80 --device h100_sxm");
   EXPECT_EQ(wrong.exit_code, 1);
   EXPECT_NE(wrong.err.find("not cuda:sm_80"), std::string::npos) << wrong.err;
   CommandRun help = Tilesmith("tune --help");
   for (const char* flag : {"--db", "--budget", "--time", "--strategy", "--seed", "--json",
-                           "--timeout-ms", "--rep-ms", "--warmup-ms"}) {
+                           "--timeout-ms", "--rep-ms", "--warmup-ms", "--flush"}) {
     EXPECT_NE(help.out.find(flag), std::string::npos) << flag;
   }
 }

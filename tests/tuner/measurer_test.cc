@@ -81,6 +81,22 @@ TEST(HostMeasurerTest, AVerifiedCandidateHasTimesWithinItsBudget) {
   EXPECT_EQ(measurer.starts(), 1);
 }
 
+// Evicting the config's own buffers (256 KiB of GELU in and out) costs far less than
+// overwriting 64 MiB, so the same budget holds more repetitions; both start from memory.
+TEST(HostMeasurerTest, EvictingTheBuffersFitsMoreRepetitionsThanOverwritingTheCache) {
+  HostMeasurer measurer(testing::WorkerArgv(testing::GeluPath()));
+  MeasureOptions options = Quick();
+  options.flush_bytes = 64 << 20;
+  options.flush = "cache";
+  WorkerResult overwritten = measurer.Measure(kConfig, options);
+  ASSERT_EQ(overwritten.status, db::TrialStatus::kOk) << overwritten.message;
+  options.flush = "buffers";
+  WorkerResult evicted = measurer.Measure(kConfig, options);
+  ASSERT_EQ(evicted.status, db::TrialStatus::kOk) << evicted.message;
+  EXPECT_EQ(overwritten.times_us.size(), 3u) << "each 64 MiB write outlasts the 3 ms budget";
+  EXPECT_GT(evicted.times_us.size(), 3 * overwritten.times_us.size());
+}
+
 TEST(HostMeasurerTest, ACrashIsClassifiedAndTheWorkerRestarted) {
   FaultScope fault(R"({"crash": {"threads_per_block": 128}})");
   HostMeasurer measurer(testing::WorkerArgv(testing::GeluPath()));
