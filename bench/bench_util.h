@@ -20,6 +20,7 @@
 #include "compiler/hlo/evaluator.h"
 #include "compiler/hlo/parser.h"
 #include "compiler/hlo/tiling.h"
+#include "support/cache_eviction.h"
 #include "support/thread_pool.h"
 #include "tuner/worker.h"
 
@@ -104,21 +105,29 @@ struct PreparedKernel {
   std::vector<std::unique_ptr<Buffer>> buffers;
   std::vector<void*> pointers;
   double bytes = 0;  // every buffer once: what a memory-bound kernel must move
+  // TimeFromMemory evicts these buffers from the caches, as the tuner's worker does
+  // (tuner/worker.h), rather than overwriting the whole last-level cache.
+  bool evict_buffers = false;
 
   double Time(int repetitions) {
     kernel->Run(pointers);  // warm-up
     return Best(repetitions, [&] { kernel->Run(pointers); });
   }
 
-  /// As Time, with the caches flushed before each repetition (a write over more bytes than
-  /// any last-level cache here, untimed), so inputs smaller than the cache still come from
-  /// memory, as the copy bandwidth's do. The flush runs on the kernel's pool, so when the
-  /// pool polls (ThreadPool::set_spin) its workers are awake when the kernel starts.
+  /// As Time, with the caches flushed before each repetition (untimed), so inputs smaller
+  /// than the cache still come from memory, as the copy bandwidth's do: `evict_buffers`
+  /// evicts this kernel's buffers, otherwise more bytes than any last-level cache here are
+  /// written on the kernel's pool (so when the pool polls, ThreadPool::set_spin, its workers
+  /// are awake when the kernel starts).
   double TimeFromMemory(int repetitions) {
     kernel->Run(pointers);  // warm-up
     double best = 1e30;
     for (int i = 0; i < repetitions; ++i) {
-      FlushCaches(i);
+      if (evict_buffers) {
+        for (const auto& buffer : buffers) EvictFromCaches(buffer->data, buffer->size);
+      } else {
+        FlushCaches(i);
+      }
       auto start = Clock::now();
       kernel->Run(pointers);
       best = std::min(best, Seconds(start));

@@ -20,7 +20,12 @@
 // keeps each config's best round (default 3; 1 with --quick): one round's times agree with
 // another's at a Spearman of only 0.78 on this machine, bursts of other work mostly.
 // `--dump-rows FILE` writes every training row (fusion, config, time, features) as JSON.
-//   model_bench [--quick] [--detail] [--seeds N] [--rounds N] [--json OUT] [--pool-spin-us N]
+// `--flush buffers` (default) evicts each kernel's own buffers before a run, as the tuner's
+// worker does; `--flush cache` overwrites 96 MiB instead, as both did before 0.4.0 (two full
+// runs agreed at 0.81 that way, 0.90 evicting). `--only A,B` keeps the fusions whose path
+// contains A or B; `--repetitions N` is a round's best-of count (default 5; 3 with --quick).
+//   model_bench [--quick] [--detail] [--seeds N] [--rounds N] [--repetitions N] [--json OUT]
+//               [--pool-spin-us N] [--flush buffers|cache] [--only A,B,...]
 //               [--save-timings FILE | --timings FILE] [--dump-rows FILE]
 #include <algorithm>
 #include <cmath>
@@ -99,7 +104,8 @@ struct FusionResult {
   std::optional<MeasuredSample> sample;      // for replays ranked by another model
 };
 
-bool detail = false;  // --detail: every config's timing, prediction and terms on stderr
+bool evict_buffers = true;  // --flush: evict each kernel's buffers (true) or overwrite the cache
+bool detail = false;        // --detail: every config's timing, prediction and terms on stderr
 
 // The model's predictions of a (sampled) space, for a strategy to rank by.
 class FixedRanking : public tuner::Ranking {
@@ -187,6 +193,7 @@ std::vector<double> TimeInterleaved(const hlo::HloComputation& fusion, const tun
     const tuner::Candidate& candidate = space.candidates[index];
     prepared.push_back(bench::Prepare(fusion, space.AnalysisOf(candidate), arguments,
                                       tuner::EmitterConfig(candidate.config)));
+    prepared.back().evict_buffers = evict_buffers;
   }
   std::vector<double> best(picked.size(), std::numeric_limits<double>::infinity());
   std::vector<size_t> order(picked.size());
@@ -451,7 +458,9 @@ void PrintScores(const AveragedScores& scores, const std::string& label, bool st
 int main(int argc, char** argv) {
   bool quick = false;
   int seeds = 3;
-  int rounds = 0;  // 0: the default for --quick or not
+  int rounds = 0;                 // 0: the default for --quick or not
+  int repetitions = 0;            // 0: the default for --quick or not
+  std::vector<std::string> only;  // keep only the fusions whose path contains one of these
   std::string json_path, save_path, replay_path, rows_path;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -469,6 +478,19 @@ int main(int argc, char** argv) {
       rows_path = argv[++i];
     } else if (arg == "--rounds" && i + 1 < argc) {
       rounds = std::max(1, std::atoi(argv[++i]));
+    } else if (arg == "--flush" && i + 1 < argc) {
+      std::string how = argv[++i];
+      if (how != "buffers" && how != "cache") bench::Fail("--flush takes buffers or cache");
+      evict_buffers = how == "buffers";
+    } else if (arg == "--repetitions" && i + 1 < argc) {
+      repetitions = std::max(1, std::atoi(argv[++i]));
+    } else if (arg == "--only" && i + 1 < argc) {
+      std::string list = argv[++i];
+      for (size_t begin = 0; begin <= list.size();) {
+        size_t end = std::min(list.find(',', begin), list.size());
+        if (end > begin) only.push_back(list.substr(begin, end - begin));
+        begin = end + 1;
+      }
     } else if (arg == "--seeds" && i + 1 < argc) {
       seeds = std::max(1, std::atoi(argv[++i]));
     } else if (arg == "--pool-spin-us" && i + 1 < argc) {
@@ -476,7 +498,8 @@ int main(int argc, char** argv) {
       ThreadPool::Default().set_spin(std::chrono::microseconds(std::atoi(argv[++i])));
     } else {
       bench::Fail(
-          "usage: model_bench [--quick] [--detail] [--seeds N] [--rounds N] [--json OUT] "
+          "usage: model_bench [--quick] [--detail] [--seeds N] [--rounds N] [--repetitions N] "
+          "[--only TEXT[,TEXT...]] [--flush buffers|cache] [--json OUT] "
           "[--pool-spin-us N] "
           "[--save-timings FILE | --timings FILE] [--dump-rows FILE]");
     }
@@ -529,7 +552,14 @@ int main(int argc, char** argv) {
     }
   }
   int64_t cap = quick ? 16 : 48;
-  int repetitions = quick ? 3 : 5;
+  if (repetitions == 0) repetitions = quick ? 3 : 5;
+  if (!only.empty()) {
+    std::erase_if(fusions, [&](const std::string& path) {
+      return std::none_of(only.begin(), only.end(), [&](const std::string& part) {
+        return path.find(part) != std::string::npos;
+      });
+    });
+  }
   if (rounds == 0) rounds = quick ? 1 : 3;
   std::printf("%-48s %7s %9s %9s %9s %9s %9s %11s %11s\n", "fusion", "configs", "spearman", "share",
               "model", "plain", "random", "best_us", "top_pick_us");
