@@ -7,9 +7,10 @@
 For every fusion (bench/corpus/*.hlo, configs/examples/*.hlo and a fixed sample of
 $TILESMITH_CORPUS_DIR/xla/**/*.hlo, or the files given), in one run:
 
-- tilesmith: `tilesmith tune FILE --target host --strategy best-first --budget N --json`
-  gives the default config's and the tuned config's median kernel time (the measurer's
-  warm-up, repetitions and last-level-cache flush before each);
+- tilesmith: `tilesmith tune FILE --target host --strategy best-first --budget N
+  --flush cache --json` gives the default config's and the tuned config's median kernel
+  time (the measurer's warm-up, repetitions and last-level-cache write before each, as
+  XLA's are timed);
 - XLA:CPU: the same HLO text goes through XLA's own parser (`hlo_module_from_text`), into
   an XlaComputation, to StableHLO and through the CPU client's `compile_and_load` with the
   fusion's parameter and result layouts pinned, so XLA compiles the identical computation
@@ -415,10 +416,13 @@ def tune_fusion(path, args, work, target):
     """`tilesmith tune --json` of the fusion on `target`, args.budget configs, best-first;
     RuntimeError when it gave no JSON or verified no config."""
     # Exit 1 with its JSON when no config verified: the JSON says what became of them.
+    # XLA's runs start after a write over the last-level cache (time_it), so tilesmith's do
+    # too (`--flush cache`): its default, evicting only the kernel's buffers, leaves the code
+    # and page tables cached and would flatter small kernels.
     tuned = subprocess.run([args.tilesmith, "tune", path, "--target", target, "--db",
                             os.path.join(work, "tune.db"), "--strategy", "best-first",
                             "--budget", str(args.budget), "--timeout-ms", "30000",
-                            "--quiet", "--json"],
+                            "--flush", "cache", "--quiet", "--json"],
                            capture_output=True, text=True, timeout=1800)
     try:
         tune = json.loads(tuned.stdout)
