@@ -553,6 +553,9 @@ int main(int argc, char** argv) {
   }
   int64_t cap = quick ? 16 : 48;
   if (repetitions == 0) repetitions = quick ? 3 : 5;
+  // How the timings started from memory: this run's way, or the replayed file's.
+  std::string flush = evict_buffers ? "buffers" : "cache";
+  if (replay) flush = "replayed from " + replay_path;
   if (!only.empty()) {
     std::erase_if(fusions, [&](const std::string& path) {
       return std::none_of(only.begin(), only.end(), [&](const std::string& part) {
@@ -616,7 +619,8 @@ int main(int argc, char** argv) {
         static_cast<long long>(skipped), static_cast<long long>(skipped_fusions));
   }
   if (!save_path.empty()) {
-    std::ofstream(save_path) << TimingsToJson(saved, quick, model.calibration()).dump(1) << "\n";
+    std::ofstream(save_path) << TimingsToJson(saved, quick, model.calibration(), flush).dump(1)
+                             << "\n";
     std::fprintf(stderr, "timings saved to %s\n", save_path.c_str());
   }
 
@@ -687,6 +691,7 @@ int main(int argc, char** argv) {
                       {"top_pick_us", r.predicted_best_us}});
     }
     std::ofstream(json_path) << nlohmann::json{{"calibration", model.calibration().ToJson()},
+                                               {"flush", flush},
                                                {"fusions", rows},
                                                {"median_spearman", Median(rho)},
                                                {"median_share", Median(share)},

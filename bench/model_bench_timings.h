@@ -60,8 +60,10 @@ inline Expected<SavedTimings> ReadTimings(const std::string& path) {
   return timings;
 }
 
+// `flush`: how each run started from memory ("buffers" evicted, or the "cache" overwritten).
 inline nlohmann::json TimingsToJson(const SavedTimings& timings, bool quick,
-                                    const costmodel::HostCalibration& calibration) {
+                                    const costmodel::HostCalibration& calibration,
+                                    const std::string& flush) {
   nlohmann::json fusions = nlohmann::json::object();
   for (const auto& [fusion, configs] : timings) {
     nlohmann::json entries = nlohmann::json::array();
@@ -70,7 +72,10 @@ inline nlohmann::json TimingsToJson(const SavedTimings& timings, bool quick,
     }
     fusions[fusion] = std::move(entries);
   }
-  return {{"quick", quick}, {"calibration", calibration.ToJson()}, {"fusions", std::move(fusions)}};
+  return {{"quick", quick},
+          {"flush", flush},
+          {"calibration", calibration.ToJson()},
+          {"fusions", std::move(fusions)}};
 }
 
 // What a replay ranks: the sample a measuring run takes (Sample) when the timings file has a
