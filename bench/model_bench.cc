@@ -37,6 +37,7 @@
 #include <numeric>
 #include <optional>
 #include <random>
+#include <sstream>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -485,11 +486,9 @@ int main(int argc, char** argv) {
     } else if (arg == "--repetitions" && i + 1 < argc) {
       repetitions = std::max(1, std::atoi(argv[++i]));
     } else if (arg == "--only" && i + 1 < argc) {
-      std::string list = argv[++i];
-      for (size_t begin = 0; begin <= list.size();) {
-        size_t end = std::min(list.find(',', begin), list.size());
-        if (end > begin) only.push_back(list.substr(begin, end - begin));
-        begin = end + 1;
+      std::istringstream list(argv[++i]);
+      for (std::string part; std::getline(list, part, ',');) {
+        if (!part.empty()) only.push_back(part);
       }
     } else if (arg == "--seeds" && i + 1 < argc) {
       seeds = std::max(1, std::atoi(argv[++i]));
