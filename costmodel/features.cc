@@ -36,7 +36,10 @@ constexpr const char* kAnalyticTerms[] = {
     "busy_threads",      "parallel_efficiency", "vector",
     "fits_cache",        "thread_steps",        "vectorised_across_threads",
     "sweep_miss_us",     "segment_steps",       "code_us",
-    "wave_latency_us"};
+    "wave_latency_us",   "load_balance"};
+// The host model's thread-walk misses by kind (HostSweepCost): one total hides which of
+// them a config pays, and their prices differ by machine.
+constexpr const char* kSweepTerms[] = {"l2_lines", "l3_lines", "page_walks", "tlb_misses"};
 
 std::vector<std::string> MakeNames() {
   std::vector<std::string> names;
@@ -104,6 +107,7 @@ std::vector<std::string> MakeNames() {
     names.push_back(name);
   }
   for (const char* term : kAnalyticTerms) names.push_back(std::string("analytic.") + term);
+  for (const char* term : kSweepTerms) names.push_back(std::string("sweep.") + term);
   return names;
 }
 
@@ -300,6 +304,14 @@ std::vector<float> KernelFeatures(const emitters::KernelIR& kernel, const Device
     if (found == analytic.breakdown.end()) continue;
     double value = NumberOr(*found, std::numeric_limits<double>::quiet_NaN());
     if (!std::isnan(value)) row.Set(std::string("analytic.") + term, value);
+  }
+  auto sweep = analytic.breakdown.find("sweep");
+  if (sweep != analytic.breakdown.end() && sweep->is_object()) {
+    for (const char* term : kSweepTerms) {
+      double value =
+          NumberOr(sweep->value(term, nlohmann::json()), std::numeric_limits<double>::quiet_NaN());
+      if (!std::isnan(value)) row.Set(std::string("sweep.") + term, value);
+    }
   }
   return row.Take();
 }

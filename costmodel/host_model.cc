@@ -210,11 +210,17 @@ Expected<Prediction> HostModel::Predict(const emitters::KernelIR& kernel,
   int64_t blocks = kernel.launch.block_count();
   int64_t busy = std::min<int64_t>(blocks, c.threads);
   double parallel = HostParallelEfficiency(blocks, c.threads);
+  // The share of the busy threads' time they work: the rounding of blocks to tasks and
+  // tasks to threads. Rates below are already those of `busy` threads, so dividing by the
+  // share of the whole pool would charge a grid with fewer blocks than threads twice for
+  // the idle ones (a one-block grid on two threads at twice its time).
+  double balance =
+      parallel * static_cast<double>(c.threads) / static_cast<double>(std::max<int64_t>(1, busy));
   Traffic traffic = KernelTraffic(kernel);
   int64_t bytes = traffic.read_bytes + traffic.write_bytes;
   bool fits = device.cache_bytes > 0 && bytes <= device.cache_bytes;
   double bandwidth = HostBandwidth(c, busy, fits);
-  double memory_us = static_cast<double>(bytes) / bandwidth / parallel;
+  double memory_us = static_cast<double>(bytes) / bandwidth / balance;
 
   // A straight-line thread body is vectorised across the block's threads; otherwise only
   // a thread's own vector of elements fills the SIMD lanes.
@@ -227,8 +233,8 @@ Expected<Prediction> HostModel::Predict(const emitters::KernelIR& kernel,
   double flops = KernelFlops(kernel);
   double compute_us =
       flops / (c.thread_flops_per_us * simd * static_cast<double>(std::max<int64_t>(1, busy))) /
-      parallel;
-  double per_thread = 1.0 / static_cast<double>(std::max<int64_t>(1, busy)) / parallel;
+      balance;
+  double per_thread = 1.0 / static_cast<double>(std::max<int64_t>(1, busy)) / balance;
   // Threads vectorised together step together, as many as the lanes filled.
   double steps =
       KernelThreadSteps(kernel) /
@@ -285,6 +291,7 @@ Expected<Prediction> HostModel::Predict(const emitters::KernelIR& kernel,
         {"tlb_misses", sweep.tlb_misses}}},
       {"busy_threads", busy},
       {"parallel_efficiency", parallel},
+      {"load_balance", balance},
       {"calibration", c.ToJson()},
   };
   return prediction;

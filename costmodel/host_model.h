@@ -105,7 +105,8 @@ SweepCost HostSweepCost(const ThreadSweep& sweep);
 
 /// The share of `threads` pool threads a grid of `blocks` keeps busy: tasks are
 /// min(blocks, 4 x threads) equal runs of blocks, dealt to threads, so both the tasks per
-/// thread and the blocks per task round up.
+/// thread and the blocks per task round up. The model divides work by the busy threads
+/// (min(blocks, threads)) and by this share scaled to them, their load balance.
 double HostParallelEfficiency(int64_t blocks, int threads);
 
 /// Bandwidth in bytes per µs with `busy` of the calibration's threads: DRAM (or cache,

@@ -70,6 +70,12 @@ TEST(HostModelTest, OrdersOneBlockFarBehindManyBlocks) {
   ASSERT_TRUE(one.has_value() && many.has_value());
   EXPECT_EQ(one->breakdown["busy_threads"], 1);
   EXPECT_GT(one->microseconds, 4 * many->microseconds);
+  // Its one thread streams the bytes at one thread's rate, once: the seven idle threads
+  // cost nothing on top (they used to be charged again through the pool's efficiency).
+  EXPECT_DOUBLE_EQ(one->breakdown["parallel_efficiency"].get<double>(), 1.0 / 8);
+  EXPECT_DOUBLE_EQ(one->breakdown["load_balance"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(one->breakdown["memory_us"].get<double>(),
+                   2.0 * 262144 * 4 / HostBandwidth(Fixed(), 1, true));
 }
 
 TEST(HostModelTest, WiderVectorsComputeFaster) {
@@ -135,7 +141,7 @@ TEST(HostModelTest, CountedCodeReplacesTheEstimatedWork) {
   EXPECT_EQ(counted->breakdown["work"], "executed code");
   double blocks = counted->breakdown["blocks"].get<double>();
   double per_thread = 1 / (counted->breakdown["busy_threads"].get<double>() *
-                           counted->breakdown["parallel_efficiency"].get<double>());
+                           counted->breakdown["load_balance"].get<double>());
   EXPECT_NEAR(counted->breakdown["code_us"].get<double>(),
               50000 * kHostInstructionUs * blocks * per_thread, 1e-6);
   EXPECT_NEAR(
@@ -192,7 +198,7 @@ f {
   double segments = terms["segment_steps"].get<double>();
   ASSERT_GT(segments, 0) << "the warps' shuffles split the loop";
   double per_thread =
-      1.0 / terms["busy_threads"].get<double>() / terms["parallel_efficiency"].get<double>();
+      1.0 / terms["busy_threads"].get<double>() / terms["load_balance"].get<double>();
   EXPECT_DOUBLE_EQ(terms["thread_steps_us"].get<double>(),
                    (steps * kHostThreadStepUs + segments * kHostSegmentStepUs) * per_thread);
   EXPECT_LT(kHostSegmentStepUs, kHostThreadStepUs);
