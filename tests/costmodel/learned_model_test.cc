@@ -3,7 +3,8 @@
 // misses rank held-out rows better than it; training is reproducible bit for bit; retrains
 // add a bounded number of trees; cross-validation predicts each row by a model that never saw
 // its fusion; a row of a compiled kernel carries its estimate (the kernel as seen before
-// compiling), and training on those teaches the trees to rank configs nobody compiled.
+// compiling), and training on those teaches the trees to rank configs nobody compiled;
+// compiled rows get trees of their own; a bag of boosters averages their corrections.
 #include "costmodel/learned_model.h"
 
 #include <gtest/gtest.h>
@@ -254,6 +255,7 @@ std::vector<TrainingRow> CompiledRows(int fusions, bool with_estimates) {
         row.features[FeatureIndex("cfg.vector")] = static_cast<float>(vector);
         row.measured_us = estimate_us / vector;
         row.analytic_us = row.measured_us;
+        row.compiled = true;
         if (with_estimates) {
           row.estimate_features = row.features;
           row.estimate_analytic_us = estimate_us;
@@ -299,6 +301,80 @@ TEST(LearnedModelTest, TrainedWithEstimatesItRanksConfigsNobodyCompiled) {
     ASSERT_TRUE(predicted.has_value());
     EXPECT_LT(Score("plain", estimates, *predicted).spearman, 0.5) << ObjectiveName(objective);
   }
+}
+
+TEST(LearnedModelTest, CompiledRowsGetTreesOfTheirOwnOnceThereAreEnough) {
+  auto kernel = Emit(kElementwise, {{"threads_per_block", 256}, {"vector", 4}});
+  ResourceUsage usage{.registers = 32};
+
+  // Rows made without the compiler's usage: only the estimates' trees, which answer for a
+  // compiled kernel too, from what it looks like before compiling.
+  LearnedModel uncompiled(std::make_unique<GpuModel>(), Small());
+  ASSERT_TRUE(uncompiled.Retrain(ManyFusions(4)).has_value());
+  ASSERT_TRUE(uncompiled.trained());
+  EXPECT_FALSE(uncompiled.compiled_trained());
+  auto as_estimated = uncompiled.Predict(kernel.kernel, H100(), &usage);
+  auto estimated = uncompiled.Predict(kernel.kernel, H100(), nullptr);
+  ASSERT_TRUE(as_estimated && estimated);
+  EXPECT_EQ(as_estimated->breakdown["trees"], "estimated");
+  EXPECT_DOUBLE_EQ(as_estimated->microseconds, estimated->microseconds);
+  EXPECT_NE(uncompiled.Describe().find("trees for estimated rows"), std::string::npos)
+      << uncompiled.Describe();
+
+  // Fewer compiled rows than min_rows: still none; then enough of them, from a retrain.
+  LearnedModel model(std::make_unique<GpuModel>(), Small());
+  std::vector<TrainingRow> compiled = CompiledRows(8, true);
+  ASSERT_TRUE(model.Retrain(ManyFusions(4)).has_value());
+  ASSERT_TRUE(model.Retrain(std::span(compiled).first(30)).has_value());
+  EXPECT_FALSE(model.compiled_trained()) << "30 compiled rows < 40";
+  ASSERT_TRUE(model.Retrain(std::span(compiled).subspan(30)).has_value());
+  EXPECT_TRUE(model.compiled_trained());
+  auto counted = model.Predict(kernel.kernel, H100(), &usage);
+  auto uncounted = model.Predict(kernel.kernel, H100(), nullptr);
+  ASSERT_TRUE(counted && uncounted);
+  EXPECT_EQ(counted->breakdown["trees"], "compiled");
+  EXPECT_EQ(uncounted->breakdown["trees"], "estimated");
+  EXPECT_NE(model.Describe().find("trees for compiled and estimated rows"), std::string::npos)
+      << model.Describe();
+
+  // Both bags survive the database's record.
+  auto record = model.ToRecord("dev", "v1");
+  ASSERT_TRUE(record.has_value()) << record.error().message;
+  EXPECT_EQ(record->format, "xgboost-json-bags");
+  EXPECT_EQ(record->meta["bag"], Small().bag);
+  EXPECT_EQ(record->meta["compiled_trees"], true);
+  auto loaded = LearnedModel::FromRecord(*record, std::make_unique<GpuModel>(), Small());
+  ASSERT_TRUE(loaded.has_value()) << loaded.error().message;
+  EXPECT_TRUE((*loaded)->compiled_trained());
+  auto before = model.PredictRows(compiled);
+  auto after = (*loaded)->PredictRows(compiled);
+  ASSERT_TRUE(before && after);
+  for (size_t i = 0; i < compiled.size(); ++i) EXPECT_DOUBLE_EQ((*before)[i], (*after)[i]) << i;
+}
+
+TEST(LearnedModelTest, ABagAveragesItsBoostersCorrections) {
+  std::vector<TrainingRow> rows = ManyFusions(4);
+  auto trained = [&](int bag, uint64_t seed) {
+    LearnedModelOptions options = Small();
+    options.bag = bag;
+    options.seed = seed;
+    auto model = std::make_unique<LearnedModel>(std::make_unique<GpuModel>(), options);
+    EXPECT_TRUE(model->Retrain(rows).has_value());
+    return model;
+  };
+  auto first = trained(1, 7)->PredictRows(rows);
+  auto second = trained(1, 8)->PredictRows(rows);
+  auto both = trained(2, 7)->PredictRows(rows);
+  ASSERT_TRUE(first && second && both);
+  bool seeds_differ = false;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    seeds_differ = seeds_differ || std::abs((*first)[i] - (*second)[i]) > 1e-6 * (*first)[i];
+    // The correction share is applied in log time, so averaging the margins averages the
+    // logs of what each booster alone predicts.
+    EXPECT_NEAR(std::log((*both)[i]), (std::log((*first)[i]) + std::log((*second)[i])) / 2, 1e-5)
+        << i;
+  }
+  EXPECT_TRUE(seeds_differ) << "the row and column samples follow the seed";
 }
 
 }  // namespace
