@@ -17,8 +17,10 @@
 // `--pool-spin-us N` has the pool's idle workers poll N µs before they sleep (default 0:
 // they sleep at once), so a kernel timed right after the flush finds them awake.
 // `--rounds N` times a fusion's configs in N interleaved rounds, each in a fresh order, and
-// keeps each config's best round (default 3; 1 with --quick): one round's times agree with
-// another's at a Spearman of only 0.78 on this machine, bursts of other work mostly.
+// keeps each config's best round (default 6; 1 with --quick): one round's times agree with
+// another's at a Spearman of only 0.78 on this machine, bursts of other work mostly, and
+// two runs of 3 rounds at 0.90, where the learned model's held-out Spearman against one
+// run's times is about 0.02 below its Spearman against the best of both.
 // `--dump-rows FILE` writes every training row (fusion, config, time, features) as JSON.
 // `--flush buffers` (default) evicts each kernel's own buffers before a run, as the tuner's
 // worker does; `--flush cache` overwrites 96 MiB instead, as both did before 0.4.0 (two full
@@ -562,7 +564,7 @@ int main(int argc, char** argv) {
       });
     });
   }
-  if (rounds == 0) rounds = quick ? 1 : 3;
+  if (rounds == 0) rounds = quick ? 1 : 6;
   std::printf("%-48s %7s %9s %9s %9s %9s %9s %11s %11s\n", "fusion", "configs", "spearman", "share",
               "model", "plain", "random", "best_us", "top_pick_us");
   std::vector<FusionResult> results;
