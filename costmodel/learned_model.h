@@ -145,7 +145,8 @@ class LearnedModel : public CostModel {
 
   bool trained() const;
   /// One line on which model answers and why: `learned-xgboost (1203 measurements, 9
-  /// fusions, 100 trees)` or `analytic-host (fallback: 120 measurements < 200)`.
+  /// fusions, 3 x 100 trees for compiled and estimated rows, log-time)` or
+  /// `analytic-host (fallback: 120 measurements < 200)`.
   std::string Describe() const;
   int64_t training_rows() const;  ///< Rows learned from, over every retrain.
   int64_t fusions() const;        ///< Distinct fusions among them.
