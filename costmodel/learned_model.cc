@@ -418,6 +418,7 @@ Status LearnedModel::Boost(Kind kind, std::span<const TrainingRow> rows, int rou
   }
   return OkStatus();
 }
+
 // Each row by its kind's trees: a compiled row by the compiled rows' trees where there
 // are some, else (and every other row) by the estimates' trees from its estimate.
 Expected<std::vector<double>> LearnedModel::PredictLocked(std::span<const TrainingRow> rows) const {
