@@ -214,8 +214,7 @@ Expected<Prediction> HostModel::Predict(const emitters::KernelIR& kernel,
   // tasks to threads. Rates below are already those of `busy` threads, so dividing by the
   // share of the whole pool would charge a grid with fewer blocks than threads twice for
   // the idle ones (a one-block grid on two threads at twice its time).
-  double balance =
-      parallel * static_cast<double>(c.threads) / static_cast<double>(std::max<int64_t>(1, busy));
+  double balance = HostParallelEfficiency(blocks, static_cast<int>(busy));
   Traffic traffic = KernelTraffic(kernel);
   int64_t bytes = traffic.read_bytes + traffic.write_bytes;
   bool fits = device.cache_bytes > 0 && bytes <= device.cache_bytes;
