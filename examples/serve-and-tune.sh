@@ -1,15 +1,27 @@
 #!/usr/bin/env bash
 # The service on its embedded defaults, end to end: starts `tilesmith serve` (SQLite in
 # ./tilesmith-data/, the host target, and the GPU's architecture when nvidia-smi shows one),
-# tunes a fusion through POST /v1/tune, asks POST /v1/query for the answer, prints it and
-# the URL, then stops the server with SIGTERM (or leaves it running with --keep).
+# tunes a fusion through POST /v1/tune, asks POST /v1/query for the answer and prints it and
+# the URL. Then it stops the server with SIGTERM; with --serve it keeps the server in the
+# foreground, printing the report's URL, until Ctrl-C (or SIGTERM) stops it cleanly.
 #
-#   examples/serve-and-tune.sh [TILESMITH_BINARY] [FUSION] [--keep]
+#   examples/serve-and-tune.sh [TILESMITH_BINARY] [FUSION] [--serve]
+#
+# TILESMITH_PORT picks the port (default 8470; 0 for any free one).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-tilesmith="${1:-${TILESMITH_BUILD_DIR:-$root/build}/bin/tilesmith}"
-fusion="${2:-$root/configs/examples/gelu.hlo}"
-keep="${3:-}"
+serve=""
+positional=()
+for arg in "$@"; do
+  case "$arg" in
+    --serve) serve=1 ;;
+    --keep) echo "serve-and-tune.sh: --keep is now --serve (the server stays in the foreground)" >&2
+            serve=1 ;;
+    *) positional+=("$arg") ;;
+  esac
+done
+tilesmith="${positional[0]:-${TILESMITH_BUILD_DIR:-$root/build}/bin/tilesmith}"
+fusion="${positional[1]:-$root/configs/examples/gelu.hlo}"
 targets=host
 if command -v nvidia-smi >/dev/null 2>&1; then
   capability="$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d '. ')"
@@ -18,7 +30,12 @@ fi
 log="$(mktemp)"
 "$tilesmith" serve --port "${TILESMITH_PORT:-8470}" --targets "$targets" >"$log" 2>&2 &
 server=$!
-trap '[ -z "$keep" ] && kill -TERM "$server" 2>/dev/null; wait "$server" 2>/dev/null || true; rm -f "$log"' EXIT
+stop() {
+  kill -TERM "$server" 2>/dev/null || true
+  wait "$server" 2>/dev/null || true
+  rm -f "$log"
+}
+trap stop EXIT
 for _ in $(seq 100); do
   url="$(grep -o 'http://[0-9.:]*' "$log" || true)"
   [ -n "$url" ] && break
@@ -36,3 +53,17 @@ for target in "${served[@]}"; do
   "${client[@]}" query "$fusion" --target "$target"
 done
 echo "tilesmith service: $url"
+[ -z "$serve" ] && exit 0
+
+# Serving in the foreground: Ctrl-C (SIGINT) or SIGTERM stops the server, which lets the batch
+# in flight commit and exits 0.
+trap - EXIT
+trap 'kill -TERM "$server" 2>/dev/null || true' INT TERM
+echo "tilesmith report: $url/report"
+echo "serving until Ctrl-C (API: $url/v1/…, docs/api.md)" >&2
+status=0
+while kill -0 "$server" 2>/dev/null; do
+  wait "$server" && status=0 || status=$?
+done
+rm -f "$log"
+exit "$status"
