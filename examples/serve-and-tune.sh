@@ -48,7 +48,7 @@ IFS=, read -ra served <<<"$targets"
 for target in "${served[@]}"; do
   echo "== tune $fusion on $target through POST /v1/tune (12 candidates, best-first)" >&2
   "${client[@]}" tune "$fusion" --target "$target" --budget 12 --strategy best-first --wait 600 |
-    python3 -c 'import json,sys; j=json.load(sys.stdin)["job"]; print(j["state"], j["progress"])'
+    python3 -c 'import json,sys; j=json.load(sys.stdin); print(j["state"], j["progress"])'
   echo "== the answer: POST /v1/query on $target" >&2
   "${client[@]}" query "$fusion" --target "$target"
 done

@@ -1,5 +1,5 @@
 // The report in a real browser: headless Chromium (Debian's `chromium`, installed by
-// scripts/bootstrap) loads the page written by `tilesmith report`, with no console message
+// scripts/bootstrap --tests) loads the page written by `tilesmith report`, with no console message
 // from the page, and its screenshot holds far more than a blank page's. Skipped, saying so,
 // where chromium is not on PATH.
 #include <gtest/gtest.h>
@@ -37,7 +37,7 @@ std::vector<std::string> ConsoleLines(const std::string& log, const std::string&
 }
 
 TEST(BrowserTest, HeadlessChromiumLoadsTheReportCleanly) {
-  if (!HaveChromium()) GTEST_SKIP() << "chromium is not on PATH (scripts/bootstrap installs it)";
+  if (!HaveChromium()) GTEST_SKIP() << "chromium is not on PATH (scripts/bootstrap --tests installs it)";
   REPORT_REQUIRE_DATABASE();
   const std::string dir = database.dir();
   CommandRun written =
@@ -84,7 +84,7 @@ TEST(BrowserTest, HeadlessChromiumLoadsTheReportCleanly) {
 
 // The check itself can fail: a page that throws is caught.
 TEST(BrowserTest, AConsoleErrorIsSeen) {
-  if (!HaveChromium()) GTEST_SKIP() << "chromium is not on PATH (scripts/bootstrap installs it)";
+  if (!HaveChromium()) GTEST_SKIP() << "chromium is not on PATH (scripts/bootstrap --tests installs it)";
   db::testing::TempDir temp;
   std::string dir = temp.File("");
   {
