@@ -6,7 +6,7 @@
 Reads PREFIX.parser.json, PREFIX.host_kernels.json, PREFIX.emitters.json,
 PREFIX.compile.json, PREFIX.service.json, PREFIX.model.json, PREFIX.tuning_gain.*.json and
 PREFIX.xla.json (whichever exist), writes {machine, date, quick, benches: {...}} to OUT and
-prints a Markdown section for the README's performance section: the machine, one line per
+prints a Markdown section for docs/benchmarks.md: the machine, one line per
 benchmark with its headline ratios, and the per-fusion table against XLA:CPU. Standard
 library only.
 """

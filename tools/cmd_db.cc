@@ -414,7 +414,7 @@ Subcommand DbSubcommand() {
           "  import FILE         merge an export; the same export twice adds nothing; an\n"
           "                      export of another schema version is refused\n"
           "  vacuum              reclaim free space and truncate the write-ahead log\n\n"
-          "Only import creates a missing database. The file is plain SQLite: see the README's\n"
+          "Only import creates a missing database. The file is plain SQLite: see docs/cli.md's\n"
           "'Results database' section for queries with the sqlite3 shell.\n\n"
           "Examples:\n"
           "  tilesmith db best --device cuda:sm_90\n"
