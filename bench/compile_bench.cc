@@ -1,6 +1,6 @@
 // Compile throughput of the NVPTX target: fusion -> PTX and fusion -> cubin per candidate,
 // for a sweep of GELU loop configs and for every file of the shared XLA corpus (default
-// config), with the median time of each step. Goal (issue 4): <= 30 ms to PTX and <= 60 ms
+// config), with the median time of each step. Goal: <= 30 ms to PTX and <= 60 ms
 // to cubin per loop candidate. Also the candidates/s of a compile pool using every core.
 //
 //   compile_bench [--quick] [--json OUT] [--corpus DIR]

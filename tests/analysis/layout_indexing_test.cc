@@ -1,5 +1,5 @@
 // Layout maps against the ground truth, `hlo::PhysicalLayout`: every element and every slot
-// of small shapes, the README's examples, and random layouts with tiles, combined dims and
+// of small shapes, the examples of docs/cli.md, and random layouts with tiles, combined dims and
 // tail padding.
 #include "compiler/analysis/layout_indexing.h"
 

@@ -404,7 +404,7 @@ TEST(CliTest, ScheduleErrors) {
   EXPECT_NE(Tilesmith("--help").out.find("schedule"), std::string::npos);
 }
 
-// `compile` for a cuda target: PTX, a cubin file and the stats keys of issue 4. Needs the
+// `compile` for a cuda target: PTX, a cubin file and the stats keys it promises. Needs the
 // CUDA toolkit (no GPU).
 TEST(CliTest, CompileGeluForSm90) {
   std::string gelu = std::string(TILESMITH_SOURCE_DIR) + "/configs/examples/gelu.hlo";

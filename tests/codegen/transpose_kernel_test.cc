@@ -26,7 +26,7 @@ TEST_P(TransposeCorpusTest, DefaultAndSampledConfigsMatchTheEvaluatorOnTheHost) 
     GTEST_SKIP() << "the analysis chose " << analysis::EmitterKindName(analysis.emitter) << ": "
                  << analysis.reason;
   }
-  // Keeps the suite fast: the largest files are checked by `tilesmith check` (README).
+  // Keeps the suite fast: the largest files are checked by `tilesmith check` (docs/cli.md).
   constexpr int64_t kMaxElements = 1 << 23;
   int64_t elements = 0;
   for (const hlo::HloInstruction* root : analysis.roots) elements += root->shape().ElementCount();
