@@ -42,7 +42,7 @@ def _report(job: Job) -> None:
     progress = job.progress
     best = progress.get("best_median_us")
     line = (f"job {job.id[:12]} {job.state}: measured {progress.get('measured', 0)}"
-            f"/{progress.get('total', '?')}, failed {progress.get('failed', 0)}")
+            f"/{progress.get('total') or '?'}, failed {progress.get('failed', 0)}")
     if best is not None:
         line += f", best {float(best):.3f} us"
     print(line, file=sys.stderr, flush=True)
