@@ -43,7 +43,8 @@ ENTRY main {
 }
 """
 
-BAD_HLO = "HloModule bad\n\nENTRY main {\n  p = f32[4] parameter(0)\n  ROOT t = f32[4] tanhh(p)\n}\n"
+BAD_HLO = ("HloModule bad\n\nENTRY main {\n  p = f32[4] parameter(0)\n"
+           "  ROOT t = f32[4] tanhh(p)\n}\n")
 
 
 def run(command: List[str], **kwargs: object) -> subprocess.CompletedProcess:

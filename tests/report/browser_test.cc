@@ -37,7 +37,9 @@ std::vector<std::string> ConsoleLines(const std::string& log, const std::string&
 }
 
 TEST(BrowserTest, HeadlessChromiumLoadsTheReportCleanly) {
-  if (!HaveChromium()) GTEST_SKIP() << "chromium is not on PATH (scripts/bootstrap --tests installs it)";
+  if (!HaveChromium()) {
+    GTEST_SKIP() << "chromium is not on PATH (scripts/bootstrap --tests installs it)";
+  }
   REPORT_REQUIRE_DATABASE();
   const std::string dir = database.dir();
   CommandRun written =
@@ -84,7 +86,9 @@ TEST(BrowserTest, HeadlessChromiumLoadsTheReportCleanly) {
 
 // The check itself can fail: a page that throws is caught.
 TEST(BrowserTest, AConsoleErrorIsSeen) {
-  if (!HaveChromium()) GTEST_SKIP() << "chromium is not on PATH (scripts/bootstrap --tests installs it)";
+  if (!HaveChromium()) {
+    GTEST_SKIP() << "chromium is not on PATH (scripts/bootstrap --tests installs it)";
+  }
   db::testing::TempDir temp;
   std::string dir = temp.File("");
   {

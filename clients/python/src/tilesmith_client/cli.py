@@ -1,6 +1,7 @@
 """`tilesmith-client`: the client's calls from a shell or a build script.
 
-    tilesmith-client [--url URL] [--token-file F] query FILE [--target T] [--tune-if-missing] [--predict]
+    tilesmith-client [--url URL] [--token-file F] query FILE [--target T] [--tune-if-missing]
+                                                    [--predict]
     tilesmith-client [--url URL] batch FILE... [--target T] [--tune-if-missing] [--predict]
     tilesmith-client [--url URL] tune FILE [--target T] [--budget N] [--strategy S] [--seed N]
                                       [--free-layouts p0,out0] [--wait S]
