@@ -1,5 +1,7 @@
 #include "costmodel/warp_accesses.h"
 
+#include <algorithm>
+
 namespace tilesmith::costmodel::facts_internal {
 
 bool SameDims(const hlo::Shape& shape, std::span<const int64_t> dims) {
@@ -48,10 +50,12 @@ std::vector<std::vector<int64_t>> VectorPoints(const analysis::IndexingMap& map)
 }
 
 int64_t VectorExtent(const analysis::IndexingMap& map) {
-  return static_cast<int64_t>(VectorPoints(map).size());
+  // An empty map (a zero-element array) has no points, but divides as a width of one.
+  return std::max<int64_t>(1, static_cast<int64_t>(VectorPoints(map).size()));
 }
 
 double SymbolPoints(const analysis::IndexingMap& map) {
+  if (map.IsKnownEmpty()) return 0;
   double points = 1;
   for (const analysis::SymbolVar& symbol : map.symbols()) {
     if (symbol.kind == analysis::SymbolKind::kRange && !symbol.range.IsEmpty()) {

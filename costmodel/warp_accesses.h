@@ -47,10 +47,10 @@ bool PredicatesHold(std::span<const emitters::Predicate> predicates, std::span<c
 /// one (a thread's vector lanes when its range is small) over its whole range.
 std::vector<std::vector<int64_t>> VectorPoints(const analysis::IndexingMap& map);
 
-/// How many points VectorPoints gives.
+/// How many points VectorPoints gives, at least 1 (an empty map divides as one lane).
 int64_t VectorExtent(const analysis::IndexingMap& map);
 
-/// The points of the map's range symbols (all of them).
+/// The points of the map's range symbols (all of them); 0 for an empty map.
 double SymbolPoints(const analysis::IndexingMap& map);
 
 /// Accesses evaluated when following one thread's walk through a loop (its points times a

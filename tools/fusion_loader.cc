@@ -1,5 +1,7 @@
 #include "tools/fusion_loader.h"
 
+#include <filesystem>
+
 #include "compiler/ascgraph/lower.h"
 #include "compiler/ascgraph/reader.h"
 #include "compiler/hlo/parser.h"
@@ -26,6 +28,11 @@ Expected<LoadedFusion> LoadFusion(const std::string& path, const cli::Args& args
   std::string format = args.Get("format");
   if (!format.empty() && format != "hlo" && format != "ascgraph") {
     return InvalidArgument("--format must be hlo or ascgraph, not '" + format + "'");
+  }
+  // Reading a directory "succeeds" with no bytes, which would read as an empty module.
+  if (std::error_code error; std::filesystem::is_directory(path, error)) {
+    return InvalidArgument(path + ": is a directory; FILE must be a fusion file (HLO text or "
+                                  "an AscGraph request)");
   }
   bool ascgraph = format.empty() ? ascgraph::IsAscGraphPath(path) : format == "ascgraph";
   LoadedFusion loaded;

@@ -105,15 +105,21 @@ AffineExpr operator*(const AffineExpr& a, int64_t factor) {
   return AffineExpr::Make(AffineExprKind::kMul, factor, a, AffineExpr());
 }
 
+// A divisor of 0 only ever comes from a zero-sized dimension, whose domain is empty: no
+// point is ever evaluated there. Folding `x floordiv 0` to 0 and `x mod 0` to x keeps
+// x = 0 * (x floordiv 0) + x mod 0 and makes every legal shape's indexing map buildable,
+// with no division by zero left for the simplifier or generated code.
 AffineExpr AffineExpr::FloorDiv(int64_t divisor) const {
-  assert(divisor > 0);
+  assert(divisor >= 0);
+  if (divisor == 0) return AffineExpr();
   if (divisor == 1) return *this;
   if (IsConstant()) return Constant(FloorDivide(value(), divisor));
   return Make(AffineExprKind::kFloorDiv, divisor, *this, AffineExpr());
 }
 
 AffineExpr AffineExpr::Mod(int64_t divisor) const {
-  assert(divisor > 0);
+  assert(divisor >= 0);
+  if (divisor == 0) return *this;
   if (divisor == 1) return AffineExpr();
   if (IsConstant()) return Constant(FloorModulo(value(), divisor));
   return Make(AffineExprKind::kMod, divisor, *this, AffineExpr());

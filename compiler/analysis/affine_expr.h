@@ -43,9 +43,11 @@ class AffineExpr {
   bool IsSymbol() const { return kind() == AffineExprKind::kSymbol; }
   bool IsBinary() const { return kind() >= AffineExprKind::kAdd; }
 
-  /// Floor division by a positive constant.
+  /// Floor division by a positive constant. A divisor of 0 (a zero-sized dimension, whose
+  /// domain is empty) folds to the constant 0.
   AffineExpr FloorDiv(int64_t divisor) const;
-  /// Remainder of floor division by a positive constant: always in `[0, divisor)`.
+  /// Remainder of floor division by a positive constant: always in `[0, divisor)`. A
+  /// divisor of 0 folds to the expression itself, so x = 0 * (x floordiv 0) + x mod 0.
   AffineExpr Mod(int64_t divisor) const;
 
   /// The value at `dims` and `symbols` (floor semantics for floordiv and mod).

@@ -247,12 +247,13 @@ bool AffineSimplifier::MergeFloorDivWithDividend(LinearForm& form) const {
 }
 
 AffineExpr AffineSimplifier::SimplifyFloorDiv(const AffineExpr& dividend, int64_t divisor) const {
-  if (divisor == 1) return dividend;
+  if (divisor <= 1) return dividend.FloorDiv(divisor);
   if (std::optional<int64_t> q = SinglePeriod(ranges_.RangeOf(dividend), divisor)) {
     return AffineExpr::Constant(*q);
   }
-  if (dividend.kind() == AffineExprKind::kFloorDiv) {
-    return SimplifyFloorDiv(dividend.lhs(), dividend.value() * divisor);
+  if (int64_t product; dividend.kind() == AffineExprKind::kFloorDiv &&
+                       !__builtin_mul_overflow(dividend.value(), divisor, &product)) {
+    return SimplifyFloorDiv(dividend.lhs(), product);
   }
   if (dividend.kind() == AffineExprKind::kMod && dividend.value() % divisor == 0) {
     return SimplifyMod(SimplifyFloorDiv(dividend.lhs(), divisor), dividend.value() / divisor);
@@ -285,7 +286,7 @@ AffineExpr AffineSimplifier::SimplifyFloorDiv(const AffineExpr& dividend, int64_
 }
 
 AffineExpr AffineSimplifier::SimplifyMod(const AffineExpr& dividend, int64_t divisor) const {
-  if (divisor == 1) return AffineExpr();
+  if (divisor <= 1) return dividend.Mod(divisor);
   if (std::optional<int64_t> q = SinglePeriod(ranges_.RangeOf(dividend), divisor)) {
     return SimplifySum(LinearForm::Of(dividend - *q * divisor));
   }

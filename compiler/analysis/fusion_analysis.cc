@@ -402,6 +402,8 @@ ReductionDimensions GetReductionDimensions(const HloInstruction& reduce) {
 bool IsReductionFromOrToContiguousDimensions(const HloInstruction& reduce) {
   if (reduce.opcode() != HloOpcode::kReduce) return false;
   const Shape& input = reduce.operand(0)->shape();
+  // Nothing to reduce: every output is the init value, which the loop emitter writes.
+  if (input.ElementCount() == 0) return false;
   std::vector<int64_t> kept;
   for (int64_t d = 0; d < input.rank(); ++d) {
     if (!Contains(reduce.dimensions(), d)) kept.push_back(d);

@@ -164,6 +164,9 @@ Expected<std::vector<ScalarValue>> ReduceOverSymbols(
     ElementalEmitter& emitter, const IndexingMap& map, std::vector<ScalarValue> initial,
     const std::function<Expected<std::vector<ScalarValue>>(std::span<const AffineExpr>,
                                                            std::vector<ScalarValue>)>& step) {
+  // No input element at all (a zero-sized reduced or contracted dimension): the
+  // accumulators keep their initial values.
+  if (map.IsKnownEmpty()) return initial;
   std::vector<analysis::Interval> ranges;
   for (const analysis::SymbolVar& symbol : map.symbols()) {
     if (symbol.kind == SymbolKind::kRange) ranges.push_back(symbol.range);

@@ -49,6 +49,18 @@ TEST(AffineExprTest, BuildersFoldTrivialCases) {
   EXPECT_EQ((d1 + (d0 + 2)).ToString(), "d1 + d0 + 2");
 }
 
+// A zero-sized dimension divides by its extent: its domain is empty, and the builders fold
+// the division so no node ever divides by zero (x = 0 * (x floordiv 0) + x mod 0).
+TEST(AffineExprTest, DivisionByAZeroSizedExtentFolds) {
+  EXPECT_EQ(d0.FloorDiv(0), AffineExpr());
+  EXPECT_EQ(d0.Mod(0), d0);
+  EXPECT_EQ((d0 * 3 + s0).Mod(0), d0 * 3 + s0);
+  EXPECT_EQ(AffineExpr::Constant(7).FloorDiv(0), AffineExpr());
+  AffineExpr delinearised = d0.FloorDiv(0).Mod(5) + d0.Mod(0);
+  std::vector<int64_t> dims = {4}, symbols = {};
+  EXPECT_EQ(delinearised.Evaluate(dims, symbols), 4);
+}
+
 TEST(AffineExprTest, EvaluatesWithFloorSemantics) {
   AffineExpr e = (d0 - 5).FloorDiv(4) * 10 + (d0 - 5).Mod(4) + s0 * 100;
   std::vector<int64_t> symbols = {2};

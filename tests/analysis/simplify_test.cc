@@ -33,6 +33,16 @@ TEST(SimplifyTest, FoldsConstants) {
                      "(d0) -> (6, 3), domain: d0 in [0, 3]");
 }
 
+// An empty domain (a zero-sized dimension) simplifies without dividing by zero.
+TEST(SimplifyTest, ZeroSizedDimensionsSimplify) {
+  Expected<IndexingMap> map =
+      IndexingMap::Parse("(d0, d1) -> (d0 floordiv 3, d1 mod 3), domain: d0 in [0, -1], "
+                         "d1 in [0, 5]");
+  ASSERT_TRUE(map.has_value()) << map.error().message;
+  map->Simplify();
+  EXPECT_FALSE(map->ToString().empty());
+}
+
 TEST(SimplifyTest, CollectsLikeTermsInCanonicalOrder) {
   ExpectSimplifiesTo(
       "(d0, d1)[s0] -> (s0 + d1 * 2 + d0 * 3 - d1 + 1 + d0), domain: d0 in [0, 3], "
