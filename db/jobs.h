@@ -37,6 +37,8 @@ struct JobRecord {
   nlohmann::json progress = nlohmann::json::object();  ///< compiled, measured, failed, total, best
   nlohmann::json result = nullptr;                     ///< The tune's summary once done.
   std::string error;                                   ///< Why it failed.
+  /// Runs of this job whose process ended before the job did (found `running` at a start).
+  int64_t unfinished_runs = 0;
   std::string created_at;                              ///< UtcNow() when empty on first write.
   std::string updated_at;                              ///< Set on every write.
   bool operator==(const JobRecord&) const = default;

@@ -204,11 +204,20 @@ CREATE INDEX calibrations_by_device ON calibrations (device_key, id);
 
 Status CreateVersion4(sqlite::Connection& connection) { return connection.Execute(kSchemaV4); }
 
+// How often a server found a job left `running` by a process that ended mid-job (killed or
+// crashed), so a job that takes its process down is failed instead of resumed forever.
+Status CreateVersion5(sqlite::Connection& connection) {
+  return connection.Execute(
+      "ALTER TABLE jobs ADD COLUMN unfinished_runs INTEGER NOT NULL DEFAULT 0 "
+      "CHECK (unfinished_runs >= 0);");
+}
+
 constexpr Migration kMigrations[] = {
     {1, "devices, kernels, configs, measurements, best_results", &CreateVersion1},
     {2, "jobs", &CreateVersion2},
     {3, "models", &CreateVersion3},
     {4, "predictions, calibrations", &CreateVersion4},
+    {5, "jobs.unfinished_runs", &CreateVersion5},
 };
 static_assert(std::size(kMigrations) == kSchemaVersion, "one migration per schema version");
 

@@ -10,7 +10,7 @@ using sqlite::Statement;
 
 constexpr std::string_view kJobColumns =
     "id, dedupe_key, state, fingerprint, device_key, compiler_version, target, source_format, "
-    "fusion_text, options, progress, result, error, created_at, updated_at";
+    "fusion_text, options, progress, result, error, created_at, updated_at, unfinished_runs";
 
 Expected<nlohmann::json> StoredJson(const Statement& row, int column, std::string_view name) {
   if (row.IsNull(column)) return nlohmann::json(nullptr);
@@ -39,6 +39,7 @@ Expected<JobRecord> ReadJob(const Statement& row) {
   job.error = row.Text(12);
   job.created_at = row.Text(13);
   job.updated_at = row.Text(14);
+  job.unfinished_runs = row.Int(15);
   return job;
 }
 
@@ -53,13 +54,14 @@ Status SqliteStore::PutJob(const JobRecord& job) {
         Statement upsert,
         connection_->Prepare(
             "INSERT INTO jobs (" + std::string(kJobColumns) +
-            ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE "
+            ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE "
             "SET dedupe_key = excluded.dedupe_key, state = excluded.state, "
             "fingerprint = excluded.fingerprint, device_key = excluded.device_key, "
             "compiler_version = excluded.compiler_version, target = excluded.target, "
             "source_format = excluded.source_format, fusion_text = excluded.fusion_text, "
             "options = excluded.options, progress = excluded.progress, "
-            "result = excluded.result, error = excluded.error, updated_at = excluded.updated_at"));
+            "result = excluded.result, error = excluded.error, updated_at = excluded.updated_at, "
+            "unfinished_runs = excluded.unfinished_runs"));
     upsert.BindAll(job.id, job.dedupe_key, JobStateName(job.state), job.fingerprint, job.device_key,
                    job.compiler_version, job.target, job.source_format, job.fusion_text,
                    job.options.dump(), job.progress.dump());
@@ -71,6 +73,7 @@ Status SqliteStore::PutJob(const JobRecord& job) {
     upsert.Bind(13, job.error);
     upsert.Bind(14, job.created_at.empty() ? now : job.created_at);
     upsert.Bind(15, now);
+    upsert.Bind(16, job.unfinished_runs);
     return upsert.Run();
   });
 }

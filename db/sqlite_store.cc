@@ -1,5 +1,6 @@
 #include "db/sqlite_store.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <set>
 #include <utility>
@@ -27,11 +28,35 @@ void BindValues(sqlite::Statement& statement, const std::vector<std::string>& va
   for (size_t i = 0; i < values.size(); ++i) statement.Bind(first + static_cast<int>(i), values[i]);
 }
 
+namespace {
+
+// The start of a corrupted field for an error message: one line of printable ASCII, every
+// other byte escaped as \xHH, so a message never carries raw binary or line breaks.
+std::string PrintableExcerpt(std::string_view text, size_t limit = 48) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (size_t i = 0; i < std::min(text.size(), limit); ++i) {
+    auto byte = static_cast<unsigned char>(text[i]);
+    if (byte >= 0x20 && byte < 0x7f && byte != '\\') {
+      out += static_cast<char>(byte);
+    } else {
+      out += "\\x";
+      out += kHex[byte >> 4];
+      out += kHex[byte & 15];
+    }
+  }
+  if (text.size() > limit) out += "... (" + std::to_string(text.size()) + " bytes)";
+  return out;
+}
+
+}  // namespace
+
 Expected<nlohmann::json> ParseStoredJson(const std::string& text, std::string_view column) {
   nlohmann::json value = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (value.is_discarded()) {
-    return MakeError(ErrorCode::kFailedPrecondition,
-                     "stored " + std::string(column) + " is not valid JSON: " + text);
+    return MakeError(ErrorCode::kFailedPrecondition, "stored " + std::string(column) +
+                                                         " is not valid JSON: \"" +
+                                                         PrintableExcerpt(text) + "\"");
   }
   return value;
 }

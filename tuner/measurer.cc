@@ -11,6 +11,8 @@
 #include <csignal>
 #include <cstring>
 
+#include "support/log.h"
+
 namespace tilesmith::tuner {
 namespace {
 
@@ -76,6 +78,7 @@ void HostMeasurer::Stop() {
   if (pid_ < 0) return;
   kill(pid_, SIGKILL);
   Reap();
+  killed_from_outside_ = false;  // our own kill
 }
 
 std::string HostMeasurer::Reap() {
@@ -84,8 +87,12 @@ std::string HostMeasurer::Reap() {
   to_worker_ = from_worker_ = -1;
   int status = 0;
   std::string how = "the worker ended";
+  killed_from_outside_ = false;
   if (pid_ > 0 && waitpid(pid_, &status, 0) == pid_) {
     if (WIFSIGNALED(status)) {
+      int signal = WTERMSIG(status);
+      killed_from_outside_ = signal == SIGKILL || signal == SIGTERM || signal == SIGINT ||
+                             signal == SIGHUP || signal == SIGQUIT;
       how = "the worker died of signal " + std::to_string(WTERMSIG(status)) + " (" +
             sigabbrev_np(WTERMSIG(status)) + ")";
     } else if (WIFEXITED(status)) {
@@ -110,8 +117,12 @@ std::optional<std::string> HostMeasurer::ReadLine(double timeout_ms, bool* timed
       *timed_out = true;
       return std::nullopt;
     }
+    if (should_stop_ && should_stop_()) {
+      cancelled_ = true;
+      return std::nullopt;
+    }
     pollfd fd = {from_worker_, POLLIN, 0};
-    int ready = poll(&fd, 1, static_cast<int>(std::min(left, 1000.0)) + 1);
+    int ready = poll(&fd, 1, static_cast<int>(std::min(left, 100.0)) + 1);
     if (ready < 0 && errno != EINTR) return std::nullopt;
     if (ready <= 0) continue;
     char buffer[65536];
@@ -123,6 +134,22 @@ std::optional<std::string> HostMeasurer::ReadLine(double timeout_ms, bool* timed
 }
 
 WorkerResult HostMeasurer::Measure(const nlohmann::json& config, const MeasureOptions& options) {
+  WorkerResult result = MeasureOnce(config, options);
+  if (!killed_from_outside_) return result;
+  killed_from_outside_ = false;
+  TS_LOG(kWarning) << result.message << " (killed from outside); running the candidate again";
+  WorkerResult retried = MeasureOnce(config, options);
+  retried.restarted = true;
+  if (killed_from_outside_) {
+    killed_from_outside_ = false;
+    retried.status = db::TrialStatus::kCrash;
+    retried.message += " (killed from outside twice; not the candidate's fault)";
+  }
+  return retried;
+}
+
+WorkerResult HostMeasurer::MeasureOnce(const nlohmann::json& config,
+                                       const MeasureOptions& options) {
   WorkerResult result;
   auto fail = [&](db::TrialStatus status, std::string message) {
     result.status = status;
@@ -155,11 +182,19 @@ WorkerResult HostMeasurer::Measure(const nlohmann::json& config, const MeasureOp
   bool running = false;
   for (;;) {
     std::optional<std::string> answer_line = ReadLine(timeout, &timed_out);
+    if (!answer_line && cancelled_) {
+      cancelled_ = false;
+      Stop();
+      result.restarted = true;
+      result.cancelled = true;
+      return fail(db::TrialStatus::kCrash, "stopped before the worker answered");
+    }
     if (!answer_line) {
       result.restarted = true;
       if (timed_out) {
         kill(pid_, SIGKILL);
         Reap();
+        killed_from_outside_ = false;  // our own kill
         return fail(db::TrialStatus::kTimeout,
                     running ? "no answer " + std::to_string(static_cast<int64_t>(timeout)) +
                                   " ms after execution started; the worker was killed"

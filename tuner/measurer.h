@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -45,6 +46,9 @@ struct WorkerResult {
   double compile_ms = 0;
   std::optional<double> verification_error;
   bool restarted = false;  ///< The worker was killed or died and will be started anew.
+  /// Stopped by the measurer's `should_stop` before an answer: says nothing of the
+  /// candidate and is never stored.
+  bool cancelled = false;
 };
 
 /// One worker subprocess, started on first use and after every failure that took it down.
@@ -58,10 +62,17 @@ class HostMeasurer {
   HostMeasurer& operator=(const HostMeasurer&) = delete;
 
   /// Runs `config` in the worker; a failure of the worker becomes the result, not an error.
+  /// A worker killed from outside (SIGKILL, SIGTERM, … that tilesmith did not send: an
+  /// operator, the OOM killer) says nothing of the candidate: it is run once more in a new
+  /// worker, and a second such death is a `crash`, never a `compile` failure.
   WorkerResult Measure(const nlohmann::json& config, const MeasureOptions& options);
 
   /// Workers started so far (1 when none ever failed).
   int64_t starts() const { return starts_; }
+
+  /// Asked every 100 ms while waiting on the worker: true kills it and answers `cancelled`,
+  /// so a stopped tune never waits for a compile or a measurement to finish.
+  void set_should_stop(std::function<bool()> should_stop) { should_stop_ = std::move(should_stop); }
 
  private:
   Status Start();
@@ -71,6 +82,7 @@ class HostMeasurer {
   std::optional<std::string> ReadLine(double timeout_ms, bool* timed_out);
   /// Waits for the dead (or killed) worker and says how it ended.
   std::string Reap();
+  WorkerResult MeasureOnce(const nlohmann::json& config, const MeasureOptions& options);
 
   std::vector<std::string> argv_;
   pid_t pid_ = -1;
@@ -79,6 +91,9 @@ class HostMeasurer {
   std::string pending_;  // bytes read past the last line
   int64_t next_id_ = 1;
   int64_t starts_ = 0;
+  bool killed_from_outside_ = false;  // how the last reaped worker ended
+  std::function<bool()> should_stop_;
+  bool cancelled_ = false;  // ReadLine gave up because should_stop_ said so
 };
 
 /// Median, p20, p80, min and max of `times_us` (linear interpolation between ranks).

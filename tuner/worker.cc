@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <new>
@@ -188,6 +189,14 @@ class Worker {
   nlohmann::json Measure(const nlohmann::json& request) {
     const nlohmann::json config = request.value("config", nlohmann::json::object());
     std::string fault = InjectedFault(config);
+    // A worker killed from outside while compiling: always, or once (the first worker to
+    // get the candidate leaves the marker file and dies; the next one goes on).
+    if (fault == "killed") std::raise(SIGKILL);
+    if (const char* marker = std::getenv("TILESMITH_WORKER_FAULT_MARKER");
+        fault == "killed_once" && marker != nullptr && access(marker, F_OK) != 0) {
+      std::ofstream(marker) << "killed\n";
+      std::raise(SIGKILL);
+    }
     auto compile_start = Clock::now();
     auto analysis = AnalysisFor(ConfigLayouts(config));
     if (!analysis) return Failure("compile", analysis.error().message);

@@ -49,6 +49,10 @@ TEST(JobsTest, PutGetRoundTripsAndUpdatesInPlace) {
   EXPECT_EQ((*read)->progress["measured"], 3);
   EXPECT_EQ((*read)->result["best"]["median_us"], 1.5);
   EXPECT_EQ((*read)->created_at, created) << "the first write's time is kept";
+  EXPECT_EQ((*read)->unfinished_runs, 0);
+  job.unfinished_runs = 2;
+  ASSERT_TRUE(store->PutJob(job).has_value());
+  EXPECT_EQ((*store->GetJob(job.id))->unfinished_runs, 2);
   EXPECT_EQ(store->ListJobs({})->size(), 1u);
   EXPECT_FALSE(store->GetJob(NewUid())->has_value());
 }

@@ -1,6 +1,7 @@
 // Round trips of every record through a real SQLite file, and the queries the tuner and the
 // service ask: best result, resume, listings, stats.
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include "db/sqlite_store.h"
 #include "tests/db/db_test_util.h"
@@ -375,6 +376,30 @@ TEST_F(StoreTest, DevicesAndKernelsResolveFromShortNames) {
   auto unknown = ResolveFingerprint(*store_, "0000000000");
   ASSERT_FALSE(unknown.has_value());
   EXPECT_EQ(unknown.error().code, ErrorCode::kNotFound);
+}
+
+// A field corrupted behind the store's back (a disk fault, a hand edit) is reported on one
+// line of printable text, whatever bytes it holds.
+TEST_F(StoreTest, ACorruptedJsonFieldIsReportedOnOnePrintableLine) {
+  Record({Trial(gelu_, Host(), {{"v", 1}}, 5)});
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(dir_.File("results.db").c_str(), &raw), SQLITE_OK);
+  char* error = nullptr;
+  int rc = sqlite3_exec(raw,
+                        "PRAGMA ignore_check_constraints = 1; UPDATE measurements SET "
+                        "compile_stats = CAST(x'7b0a22ff010d0a5c7d' AS TEXT);",
+                        nullptr, nullptr, &error);
+  ASSERT_EQ(rc, SQLITE_OK) << (error ? error : "");
+  sqlite3_close(raw);
+  auto measurements = store_->Measurements({});
+  ASSERT_FALSE(measurements.has_value());
+  const std::string& message = measurements.error().message;
+  EXPECT_NE(message.find("compile_stats is not valid JSON"), std::string::npos) << message;
+  for (char c : message) {
+    EXPECT_TRUE(c >= 0x20 && c < 0x7f) << "byte " << static_cast<int>(static_cast<unsigned char>(c))
+                                       << " in: " << message;
+  }
+  EXPECT_NE(message.find("\\xff"), std::string::npos) << message;
 }
 
 }  // namespace

@@ -4,8 +4,10 @@
 #include "tuner/measurer.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <set>
 
@@ -110,6 +112,35 @@ TEST(HostMeasurerTest, ACrashIsClassifiedAndTheWorkerRestarted) {
   WorkerResult next = measurer.Measure(kOtherConfig, Quick());
   EXPECT_EQ(next.status, db::TrialStatus::kOk) << next.message;
   EXPECT_EQ(measurer.starts(), 2);
+}
+
+// A worker killed from outside (an operator's SIGKILL, the OOM killer) says nothing about
+// the candidate: it is run again, and never stored as a compile failure.
+TEST(HostMeasurerTest, AWorkerKilledFromOutsideOnceIsRetriedAndMeasured) {
+  std::string marker = ::testing::TempDir() + "/killed_once_" + std::to_string(getpid());
+  std::remove(marker.c_str());
+  setenv("TILESMITH_WORKER_FAULT_MARKER", marker.c_str(), 1);
+  FaultScope fault(R"({"killed_once": {"threads_per_block": 128}})");
+  HostMeasurer measurer(testing::WorkerArgv(testing::GeluPath()));
+  WorkerResult result = measurer.Measure(kConfig, Quick());
+  unsetenv("TILESMITH_WORKER_FAULT_MARKER");
+  EXPECT_EQ(result.status, db::TrialStatus::kOk) << result.message;
+  EXPECT_TRUE(result.restarted);
+  EXPECT_EQ(measurer.starts(), 2);
+  std::remove(marker.c_str());
+}
+
+TEST(HostMeasurerTest, AWorkerKilledFromOutsideTwiceIsACrashNotACompileFailure) {
+  FaultScope fault(R"({"killed": {"threads_per_block": 128}})");
+  HostMeasurer measurer(testing::WorkerArgv(testing::GeluPath()));
+  WorkerResult result = measurer.Measure(kConfig, Quick());
+  EXPECT_EQ(result.status, db::TrialStatus::kCrash) << result.message;
+  EXPECT_NE(result.message.find("KILL"), std::string::npos) << result.message;
+  EXPECT_NE(result.message.find("killed from outside twice"), std::string::npos)
+      << result.message;
+  EXPECT_EQ(measurer.starts(), 2);
+  WorkerResult next = measurer.Measure(kOtherConfig, Quick());
+  EXPECT_EQ(next.status, db::TrialStatus::kOk) << next.message;
 }
 
 TEST(HostMeasurerTest, AHangTimesOutOnExecutionTimeOnly) {
