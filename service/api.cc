@@ -2,6 +2,7 @@
 
 #include <openssl/crypto.h>
 
+#include <cctype>
 #include <filesystem>
 #include <string_view>
 
@@ -65,6 +66,17 @@ HttpResponse ReportPage(db::Store& store, const std::string& text) {
 }
 
 }  // namespace
+
+Status CheckQueryFlags(const json& query) {
+  if (auto predict = query.find("predict"); predict != query.end() && !predict->is_boolean()) {
+    return InvalidArgument("\"predict\" must be true or false");
+  }
+  if (auto tune = query.find("tune_if_missing");
+      tune != query.end() && !tune->is_boolean() && !tune->is_object()) {
+    return InvalidArgument("\"tune_if_missing\" must be true, false or an object");
+  }
+  return OkStatus();
+}
 
 HttpResponse JsonResponse(int status, const json& body) {
   HttpResponse response;
@@ -148,6 +160,7 @@ Api::Api(ApiOptions options, std::vector<ServedTarget> targets, db::Store& store
       metrics_(metrics),
       scheduler_(std::move(scheduler)),
       cache_(options_.cache_ttl_s),
+      fingerprints_(options_.max_instructions),
       batch_readers_(std::move(open_reader), static_cast<size_t>(batch_pool_.size()), store_) {
   if (!options_.token.empty()) token_digest_ = *Sha256Hex(options_.token);
   batch_readers_.Fill();
@@ -155,11 +168,18 @@ Api::Api(ApiOptions options, std::vector<ServedTarget> targets, db::Store& store
 
 bool Api::Authorized(const HttpRequest& request) const {
   if (token_digest_.empty()) return true;
-  constexpr std::string_view kBearer = "Bearer ";
+  // `Bearer <token>`, the scheme in any case (RFC 7235) and spaces around the token allowed.
   std::string_view given = request.authorization;
-  if (!given.starts_with(kBearer)) return false;
+  constexpr std::string_view kBearer = "bearer";
+  if (given.size() <= kBearer.size() || given[kBearer.size()] != ' ') return false;
+  for (size_t i = 0; i < kBearer.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(given[i])) != kBearer[i]) return false;
+  }
+  given.remove_prefix(kBearer.size());
+  while (!given.empty() && (given.front() == ' ' || given.front() == '\t')) given.remove_prefix(1);
+  while (!given.empty() && (given.back() == ' ' || given.back() == '\t')) given.remove_suffix(1);
   // Digests have one length, so the comparison's time says nothing about the token.
-  auto digest = Sha256Hex(given.substr(kBearer.size()));
+  auto digest = Sha256Hex(given);
   return digest && CRYPTO_memcmp(digest->data(), token_digest_.data(), token_digest_.size()) == 0;
 }
 
@@ -238,6 +258,10 @@ void Api::Route(const HttpRequest& request, const Reply& reply, std::string* rou
   } else {
     return reply(ErrorResponse(404, "no route " + path));
   }
+  // HEAD is GET without the body (RFC 9110): the route answers as for GET and the server
+  // sends the headers only.
+  if (allowed.starts_with("GET")) allowed.insert(3, ", HEAD");
+  const std::string& routed = method == "HEAD" ? std::string("GET") : method;
   if (method.empty() || (", " + allowed + ",").find(", " + method + ",") == std::string::npos) {
     HttpResponse response = ErrorResponse(405, "method " + method + " is not allowed on " + *route);
     response.headers["Allow"] = allowed;
@@ -259,7 +283,7 @@ void Api::Route(const HttpRequest& request, const Reply& reply, std::string* rou
   if (*route == "/report" || *route == "/report/{fingerprint}") {
     return reply(ReportPage(store_, id));
   }
-  if (*route == "/v1/jobs/{id}") return reply(method == "GET" ? GetJob(id) : CancelJob(id));
+  if (*route == "/v1/jobs/{id}") return reply(routed == "GET" ? GetJob(id) : CancelJob(id));
   auto body = ParseBody(request.body, options_.max_nesting);
   if (!body) return reply(ErrorResponse(400, body.error().message));
   if (*route == "/v1/query") return reply(Query(*body));
@@ -294,6 +318,9 @@ Api::Resolved Api::Resolve(const json& query, const json& defaults) {
     return resolved;
   };
   if (!query.is_object()) return fail(400, "a query must be a JSON object");
+  // Checked before the database is read, so a malformed query is refused whatever the
+  // database holds.
+  if (auto flags = CheckQueryFlags(query); !flags) return fail(400, flags.error().message);
   auto target = TargetOf(query, defaults);
   if (!target) return fail(400, target.error().message);
   resolved.target = *target;
@@ -363,7 +390,7 @@ Api::Found Api::AnswerMissing(const json& query, const json& defaults, const Res
       found.answer = std::move(answer);
       return found;
     }
-    auto input = ReadFusion(query);
+    auto input = ReadFusion(query, options_.max_instructions);
     auto predicted = input
                          ? predictions_.Predict(*input, *target, store_, options_.compiler_version)
                          : Expected<json>(std::unexpected(input.error()));

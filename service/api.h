@@ -34,6 +34,8 @@ struct ApiOptions {
   int64_t max_batch = 10000;                       ///< Queries in one /v1/query:batch.
   int64_t max_space = 1000000;                     ///< Configs a tune may search (422 beyond).
   int64_t max_tensor_elements = int64_t{1} << 30;  ///< Largest tensor a tune may hold (422).
+  /// Instructions in one request's module (422 beyond): bounds parsing, analysis and tuning.
+  int64_t max_instructions = 20000;
   int max_nesting = 256;       ///< Bracket depth of JSON and fusion text (400 beyond).
   double default_wait_s = 30;  ///< /v1/tune `wait` without `timeout_s`.
   double max_wait_s = 600;
@@ -128,6 +130,8 @@ int StatusFor(const Error& error);
 /// Parses a request body; errors name the line and column. Depth beyond `max_nesting` is
 /// refused before parsing.
 Expected<nlohmann::json> ParseBody(const std::string& body, int max_nesting);
+/// Checks the types of a query's (or a batch's) `predict` and `tune_if_missing`.
+Status CheckQueryFlags(const nlohmann::json& query);
 /// Deepest bracket nesting of `text` ((, [, {), strings in JSON quotes skipped.
 int NestingDepth(std::string_view text);
 

@@ -23,6 +23,13 @@ HttpResponse Api::QueryBatch(const json& body) {
     return ErrorResponse(413, "a batch holds at most " + std::to_string(options_.max_batch) +
                                   " queries, not " + std::to_string(queries->size()));
   }
+  // The batch's own fields apply to every query: a malformed one refuses the whole batch.
+  if (auto flags = CheckQueryFlags(body); !flags) return ErrorResponse(400, flags.error().message);
+  if (body.contains("target")) {
+    if (auto target = TargetOf(body, json::object()); !target) {
+      return ErrorResponse(400, target.error().message);
+    }
+  }
   json defaults = json::object();
   for (const char* field : {"target", "tune_if_missing", "predict"}) {
     if (body.contains(field)) defaults[field] = body[field];

@@ -90,7 +90,12 @@ Expected<Submitted> Api::SubmitJob(const json& body, const json& defaults, int* 
     return InvalidArgument("the fusion nests deeper than " + std::to_string(options_.max_nesting) +
                            " levels");
   }
-  TS_ASSIGN_OR_RETURN(FusionInput input, ReadFusion(body));
+  auto read = ReadFusion(body, options_.max_instructions);
+  if (!read) {
+    if (read.error().code == ErrorCode::kResourceExhausted) *error_status = 422;
+    return std::unexpected(read.error());
+  }
+  FusionInput input = std::move(*read);
   double largest = 0;
   for (const auto& instruction : input.module->fusion()->instructions()) {
     largest = std::max(largest, LargestArray(instruction->shape()));

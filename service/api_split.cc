@@ -4,6 +4,8 @@
 // are never turned into paths outside the configuration folders.
 #include <cctype>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include "service/api.h"
 #include "service/fusion_input.h"
@@ -31,21 +33,24 @@ std::string MeshesDir() {
   return (std::filesystem::path(tuner::DefaultDevicesDir()).parent_path() / "meshes").string();
 }
 
+// Messages name meshes and devices by their place in the configs folder, never by the
+// server's install path, which is no business of a client's.
 Expected<split::Mesh> MeshOf(const json& body) {
   auto mesh = body.find("mesh");
   if (mesh == body.end()) {
-    return InvalidArgument("\"mesh\" is required: a mesh object or the name of one in " +
-                           MeshesDir());
+    return InvalidArgument(
+        "\"mesh\" is required: a mesh object or the name of one in configs/meshes");
   }
   if (mesh->is_object()) return split::ParseMesh(mesh->dump(), "mesh");
   if (!mesh->is_string() || !IsPlainName(mesh->get<std::string>())) {
     return InvalidArgument("\"mesh\" must be a mesh object or a mesh name (letters, digits, _ -)");
   }
-  std::string path = MeshesDir() + "/" + mesh->get<std::string>() + ".json";
-  if (!std::filesystem::exists(path)) {
-    return InvalidArgument("no mesh named " + mesh->dump() + " in " + MeshesDir());
-  }
-  return split::LoadMeshFile(path);
+  std::string name = mesh->get<std::string>();
+  std::ifstream file(MeshesDir() + "/" + name + ".json");
+  if (!file) return InvalidArgument("no mesh named \"" + name + "\" in configs/meshes");
+  std::stringstream text;
+  text << file.rdbuf();
+  return split::ParseMesh(text.str(), "configs/meshes/" + name + ".json");
 }
 
 // Specs given as text (`"P('i', None)"`), JSON (`["i", null]`), or null (free).
@@ -77,7 +82,10 @@ HttpResponse Api::Split(const json& body) {
     return ErrorResponse(400, "the mesh's device must name a description in configs/devices");
   }
   auto device = tuner::LoadDeviceFile(tuner::DefaultDevicesDir() + "/" + mesh->device + ".json");
-  if (!device) return ErrorResponse(400, device.error().message);
+  if (!device) {
+    return ErrorResponse(400, "the mesh's device \"" + mesh->device +
+                                  "\" is not a readable description in configs/devices");
+  }
   auto in_specs = SpecsOf(body, "in_specs");
   if (!in_specs) return ErrorResponse(400, in_specs.error().message);
   auto out_specs = SpecsOf(body, "out_specs");
@@ -87,8 +95,11 @@ HttpResponse Api::Split(const json& body) {
     return ErrorResponse(400, "\"top\" must be an integer (0: every strategy)");
   }
   int64_t top = top_field == body.end() ? 10 : top_field->get<int64_t>();
-  auto input = ReadFusion(body);
-  if (!input) return ErrorResponse(400, input.error().message);
+  auto input = ReadFusion(body, options_.max_instructions);
+  if (!input) {
+    bool too_large = input.error().code == ErrorCode::kResourceExhausted;
+    return ErrorResponse(too_large ? 422 : 400, input.error().message);
+  }
   const hlo::HloModule& module = *input->module;
   auto labels = split::LabelDims(*module.fusion());
   if (!labels) return ErrorResponse(400, labels.error().message);

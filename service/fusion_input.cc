@@ -27,9 +27,27 @@ Expected<ascgraph::SizeBindings> ReadSizes(const json& request) {
   return sizes;
 }
 
+// Parses a request's module, refusing one of more than `max_instructions` instructions.
+Expected<std::unique_ptr<hlo::HloModule>> ParseBounded(const std::string& text,
+                                                       std::string_view name,
+                                                       int64_t max_instructions) {
+  TS_ASSIGN_OR_RETURN(auto module, hlo::ParseHloModule(text, name));
+  int64_t instructions = 0;
+  for (const auto& computation : module->computations()) {
+    instructions += computation->instruction_count();
+  }
+  if (max_instructions > 0 && instructions > max_instructions) {
+    return MakeError(ErrorCode::kResourceExhausted,
+                     "the fusion has " + std::to_string(instructions) +
+                         " instructions, more than this server's limit of " +
+                         std::to_string(max_instructions) + " (serve --max-instructions)");
+  }
+  return module;
+}
+
 }  // namespace
 
-Expected<FusionInput> ReadFusion(const json& request) {
+Expected<FusionInput> ReadFusion(const json& request, int64_t max_instructions) {
   if (!request.is_object()) return InvalidArgument("the request must be a JSON object");
   auto hlo = request.find("fusion");
   auto graph = request.find("ascgraph");
@@ -44,8 +62,8 @@ Expected<FusionInput> ReadFusion(const json& request) {
     if (request.contains("sizes") && !request["sizes"].is_null()) {
       return InvalidArgument("\"sizes\" applies to \"ascgraph\" requests only");
     }
-    TS_ASSIGN_OR_RETURN(input.module,
-                        hlo::ParseHloModule(hlo->get_ref<const std::string&>(), "fusion"));
+    TS_ASSIGN_OR_RETURN(input.module, ParseBounded(hlo->get_ref<const std::string&>(), "fusion",
+                                                   max_instructions));
     input.source_format = "hlo";
     input.hlo_text = hlo->get<std::string>();
   } else {
@@ -67,7 +85,8 @@ Expected<FusionInput> ReadFusion(const json& request) {
     TS_ASSIGN_OR_RETURN(options.sizes, ReadSizes(request));
     TS_ASSIGN_OR_RETURN(ascgraph::Request parsed, ascgraph::ReadRequest(bytes, file_name, options));
     TS_ASSIGN_OR_RETURN(input.hlo_text, ascgraph::LowerToHloText(parsed));
-    TS_ASSIGN_OR_RETURN(input.module, hlo::ParseHloModule(input.hlo_text, "lowered ascgraph"));
+    TS_ASSIGN_OR_RETURN(input.module,
+                        ParseBounded(input.hlo_text, "lowered ascgraph", max_instructions));
     input.source_format = "ascgraph";
   }
   if (input.module->fusion() == nullptr) return InvalidArgument("the module has no computation");
@@ -93,7 +112,7 @@ Expected<FingerprintCache::Entry> FingerprintCache::Lookup(const json& request) 
     auto hit = entries_.find(digest);
     if (hit != entries_.end()) return hit->second;
   }
-  TS_ASSIGN_OR_RETURN(FusionInput input, ReadFusion(request));
+  TS_ASSIGN_OR_RETURN(FusionInput input, ReadFusion(request, max_instructions_));
   Entry entry{std::move(input.fingerprint), std::move(input.name)};
   std::lock_guard lock(mutex_);
   if (entries_.size() >= capacity_) entries_.clear();

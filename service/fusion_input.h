@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -25,14 +26,16 @@ struct FusionInput {
 };
 
 /// Parses `request.fusion` or `request.ascgraph` (+ `request.sizes`). Errors are
-/// kInvalidArgument and carry the parser's `line:col` message.
-Expected<FusionInput> ReadFusion(const nlohmann::json& request);
+/// kInvalidArgument and carry the parser's `line:col` message; a module of more than
+/// `max_instructions` instructions (0: no limit) is kResourceExhausted, naming the limit.
+Expected<FusionInput> ReadFusion(const nlohmann::json& request, int64_t max_instructions = 0);
 
 /// The fingerprint and name of a fusion, remembered by the SHA-256 of the request fields
 /// that determine it, so a repeated query skips parsing. Bounded: cleared when full.
 class FingerprintCache {
  public:
-  explicit FingerprintCache(size_t capacity = 200000) : capacity_(capacity) {}
+  explicit FingerprintCache(int64_t max_instructions = 0, size_t capacity = 200000)
+      : max_instructions_(max_instructions), capacity_(capacity) {}
   struct Entry {
     std::string fingerprint;
     std::string name;
@@ -41,6 +44,7 @@ class FingerprintCache {
   Expected<Entry> Lookup(const nlohmann::json& request);
 
  private:
+  int64_t max_instructions_;
   size_t capacity_;
   std::mutex mutex_;
   std::unordered_map<std::string, Entry> entries_;

@@ -17,6 +17,9 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
+// Runs of a job whose process ended before the job did, after which it is failed.
+constexpr int64_t kMaxUnfinishedRuns = 2;
+
 json ProgressJson(const tuner::TuneProgress& progress) {
   return {
       {"compiled", progress.compiled},
@@ -68,6 +71,7 @@ json JobJson(const db::JobRecord& job) {
               {"created_at", job.created_at},
               {"updated_at", job.updated_at}};
   if (!job.error.empty()) out["error"] = job.error;
+  if (job.unfinished_runs > 0) out["unfinished_runs"] = job.unfinished_runs;
   return out;
 }
 
@@ -112,9 +116,27 @@ Status JobManager::Start() {
       Persist(record);
       continue;
     }
+    // A job still `running` here outlived its process: it was killed or crashed mid-job.
+    // Resumed once; a job that takes its process down twice is failed, so that a server
+    // always starts instead of dying on the same job again.
+    if (record.state == db::JobState::kRunning) {
+      ++record.unfinished_runs;
+      if (record.unfinished_runs >= kMaxUnfinishedRuns) {
+        record.state = db::JobState::kFailed;
+        record.error = "the server's process ended " + std::to_string(record.unfinished_runs) +
+                       " times while running this job (killed, or crashed by it); it is not "
+                       "resumed again: submit it again to retry";
+        TS_LOG(kWarning) << "job " << record.id << " failed: " << record.error;
+        Persist(record);
+        continue;
+      }
+    }
     TS_LOG(kInfo) << "resuming job " << record.id << " (" << db::JobStateName(record.state)
                   << ") on " << record.target;
-    record.state = db::JobState::kQueued;
+    if (record.state == db::JobState::kRunning) {
+      record.state = db::JobState::kQueued;
+      Persist(record);  // the count survives a process that dies before the job starts
+    }
     auto job = std::make_shared<Active>();
     job->record = std::move(record);
     queues_[job->record.target].push_back(job->record.id);

@@ -1,5 +1,6 @@
 #include "service/server.h"
 
+#include <malloc.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -34,6 +35,9 @@ struct Server::State {
   Metrics metrics;
   std::unique_ptr<JobManager> jobs;
   std::unique_ptr<Api> api;
+  // Requests that parse much (large bodies, batches, splits) are answered here, never on
+  // the I/O threads, so /healthz and cached queries stay fast while they run.
+  net::thread_pool heavy{2};
   std::atomic<bool> stopped = false;
   int port = 0;
 
@@ -43,6 +47,15 @@ struct Server::State {
 namespace {
 
 constexpr int kMaxConnections = 4096;
+// Bodies larger than this are parsed off the I/O threads (a cached query is far smaller).
+constexpr size_t kHeavyBodyBytes = 64 * 1024;
+// After answering a body this large, memory the allocator keeps is handed back to the system.
+constexpr size_t kTrimAfterBytes = 4 << 20;
+
+bool IsHeavy(const HttpRequest& request) {
+  return request.body.size() > kHeavyBodyBytes || request.path == "/v1/query:batch" ||
+         request.path == "/v1/split";
+}
 constexpr auto kWriteTimeout = std::chrono::seconds(30);
 constexpr auto kLingerTimeout = std::chrono::seconds(5);
 
@@ -118,6 +131,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     http::request<http::string_body>& message = parser_->get();
     version_ = message.version();
     keep_alive_ = message.keep_alive();
+    head_ = message.method() == http::verb::head;
     HttpRequest request;
     request.method = std::string(message.method_string());
     if (!SplitTarget(message.target(), &request.path, &request.query)) {
@@ -127,11 +141,16 @@ class Connection : public std::enable_shared_from_this<Connection> {
     request.body = std::move(message.body());
     stream_.expires_never();
     auto self = shared_from_this();
-    state_.api->Handle(request, [self](HttpResponse response) {
+    auto reply = [self](HttpResponse response) {
       // Inline when answered on this connection's strand, else queued onto it.
       net::dispatch(self->stream_.get_executor(), [self, response = std::move(response)]() mutable {
         self->Write(std::move(response), false);
       });
+    };
+    if (!IsHeavy(request)) return state_.api->Handle(request, std::move(reply));
+    net::post(state_.heavy, [self, request = std::move(request), reply = std::move(reply)] {
+      self->state_.api->Handle(request, reply);
+      if (request.body.size() > kTrimAfterBytes) malloc_trim(0);
     });
   }
 
@@ -144,6 +163,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     message->body() = std::move(response.body);
     message->keep_alive(keep_alive_ && !close && !response.close);
     message->prepare_payload();
+    if (head_) message->body().clear();  // HEAD: the GET answer's headers, no body
+    head_ = false;
     stream_.expires_after(kWriteTimeout);
     http::async_write(stream_, *message,
                       [self = shared_from_this(), message](beast::error_code error, size_t) {
@@ -183,6 +204,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::array<char, 16384> drain_;
   unsigned version_ = 11;
   bool keep_alive_ = true;
+  bool head_ = false;  // the request being answered is a HEAD
 };
 
 }  // namespace
@@ -243,6 +265,7 @@ Expected<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
                          .db_path = options.db_path,
                          .max_batch = options.max_batch,
                          .max_space = options.max_space,
+                         .max_instructions = options.max_instructions,
                          .cache_ttl_s = options.cache_ttl_s};
   s.api = std::make_unique<Api>(
       api_options, targets, *s.reader, *s.jobs, s.metrics,
@@ -298,7 +321,9 @@ void Server::Stop() {
     beast::error_code ignored;
     s.acceptor.close(ignored);
   });
-  s.jobs->Stop();  // running jobs commit their batch and are queued again
+  s.jobs->Stop();  // running jobs commit what they measured and are queued again
+  s.heavy.stop();  // requests not yet started are dropped with their connections
+  s.heavy.join();
   s.io.stop();
   for (std::thread& thread : s.threads) thread.join();
   s.threads.clear();

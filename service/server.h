@@ -32,6 +32,7 @@ struct ServerOptions {
   double read_timeout_s = 30;     ///< Time to send one request, headers and body.
   int64_t max_batch = 10000;
   int64_t max_space = 1000000;
+  int64_t max_instructions = 20000;  ///< Per request's fusion module; more gets 422.
   double cache_ttl_s = 1;
 };
 

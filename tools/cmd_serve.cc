@@ -75,10 +75,12 @@ int RunServe(const cli::Args& args) {
   auto body_mib = IntegerFlag(args, "body-limit-mib", 64, 1, 4096);
   auto batch = IntegerFlag(args, "batch", 4, 1, 1024);
   auto max_space = IntegerFlag(args, "max-space", 1000000, 1, int64_t{1} << 40);
+  auto max_instructions = IntegerFlag(args, "max-instructions", 20000, 1, int64_t{1} << 40);
   auto read_timeout = SecondsFlag(args, "read-timeout", 30);
   auto warmup = SecondsFlag(args, "warmup-ms", 10);
   auto reps = SecondsFlag(args, "rep-ms", 40);
-  for (const auto* flag : {&port, &workers, &http_threads, &body_mib, &batch, &max_space}) {
+  for (const auto* flag :
+       {&port, &workers, &http_threads, &body_mib, &batch, &max_space, &max_instructions}) {
     if (!*flag) {
       ReportError(flag->error().message);
       return kExitUsage;
@@ -96,6 +98,7 @@ int RunServe(const cli::Args& args) {
   options.body_limit = static_cast<size_t>(*body_mib) << 20;
   options.batch_size = *batch;
   options.max_space = *max_space;
+  options.max_instructions = *max_instructions;
   options.read_timeout_s = *read_timeout;
   options.measure.warmup_ms = *warmup;
   options.measure.budget_ms = *reps;
@@ -150,13 +153,16 @@ Subcommand ServeSubcommand() {
       .Flag("max-space", "N",
             "largest search space a tune may ask for, larger gets 422 "
             "(default 1000000)")
+      .Flag("max-instructions", "N",
+            "most instructions in one request's fusion module, more gets 422 (default 20000)")
       .Flag("body-limit-mib", "N", "largest request body, larger gets 413 (default 64)")
       .Flag("read-timeout", "S", "seconds a client has to send one request (default 30)")
       .Flag("warmup-ms", "MS", "warm-up per candidate before timing (default 10)")
       .Flag("rep-ms", "MS", "timed repetitions per candidate for this long (default 40)")
       .Epilog(
           "Prints `tilesmith serving on http://ADDR:PORT` once listening. SIGTERM or SIGINT\n"
-          "stops accepting, lets each running job commit its batch, marks it queued again\n"
+          "stops accepting, stops each running job within about a second (committing what\n"
+          "it measured), marks it queued again\n"
           "(the next server on this database resumes it) and exits 0. The API is described\n"
           "in docs/api.md.");
   return {std::move(command), &RunServe};

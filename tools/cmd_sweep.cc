@@ -34,7 +34,9 @@ using nlohmann::json;
 constexpr int kExitInterrupted = 130;  // 128 + SIGINT, as shells report it
 
 // Ctrl-C (SIGINT) and SIGTERM, taken by a thread with sigwait: the first asks the sweep to
-// stop after the batch in flight, a second ends the process at once. The signals stay
+// stop, committing the candidates of the batch in flight measured so far (the tuner stops
+// within a candidate's compile or a fraction of a second of measuring), a second ends the
+// process at once. The signals stay
 // blocked in every thread, and in the workers (a blocked mask survives fork and exec), so a
 // Ctrl-C at a terminal, which reaches the whole process group, kills no worker mid-candidate.
 class InterruptWatch {
@@ -62,7 +64,7 @@ class InterruptWatch {
     while (!done_) {
       if (sigtimedwait(&signals_, nullptr, &tick) < 0) continue;
       if (!interrupted_.exchange(true)) {
-        Say("\nsweep: interrupted; finishing the batch in flight (it will be committed) — "
+        Say("\nsweep: interrupted; committing the candidates measured so far — "
             "interrupt again to stop at once\n");
       } else {
         Say("\nsweep: stopped at once; the batch in flight is lost, every committed one is "
@@ -475,7 +477,7 @@ Subcommand SweepSubcommand() {
           "\"../examples/ascgraph/*.ascgraph.txt\", \"sizes\": {\"s0\": 64}}]}; paths and globs\n"
           "(*, ?, [..], **) are relative to the sweep file's folder. Each (fusion, target) is\n"
           "tuned as `tilesmith tune` would, every batch committed before it is reported.\n"
-          "Ctrl-C finishes the batch in flight, prints the partial table and exits 130;\n"
+          "Ctrl-C commits what was measured, prints the partial table and exits 130;\n"
           "rerun with --resume. A rerun never measures a committed config again.\n"
           "Exit status 0 when every pair finished with a verified best config (or, for a\n"
           "CUDA target without a GPU, compiled and its predictions stored); 1 on errors;\n"

@@ -58,13 +58,18 @@ Expected<costmodel::ResourceUsage> CountHostUsage(const emitters::KernelIR& kern
 
 std::vector<BuildResult> BuildBatch(std::span<const BuildRequest> requests,
                                     const emitters::DeviceInfo& device,
-                                    const emitters::Target& target, int threads) {
+                                    const emitters::Target& target, int threads,
+                                    const std::function<bool()>& cancelled) {
   std::vector<BuildResult> results(requests.size());
   // Its own pool: the process-wide one runs host kernels' blocks.
   static ThreadPool pool(0);  // one thread per core, the caller included
   pool.ParallelFor(
       static_cast<int64_t>(requests.size()),
       [&](int64_t i) {
+        if (cancelled && cancelled()) {
+          results[i].message = std::string(kBuildCancelled);
+          return;
+        }
         results[i] = BuildOne(*requests[i].analysis, device, target, requests[i].config);
       },
       threads);

@@ -6,9 +6,11 @@
 // count what the optimised code executes for the host model.
 #pragma once
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "compiler/analysis/fusion_analysis.h"
@@ -39,10 +41,15 @@ struct BuildRequest {
 /// `executed_*` figures of a host build's stats.
 Expected<costmodel::ResourceUsage> CountHostUsage(const emitters::KernelIR& kernel);
 
+/// The message of a build skipped because `cancelled` said so (never a compile failure).
+inline constexpr std::string_view kBuildCancelled = "cancelled before compiling";
+
 /// Compiles every request for `target` on `threads` threads (0: one per core); results in
-/// the requests' order.
+/// the requests' order. Once `cancelled` answers true, requests not yet started are skipped
+/// (not ok, message kBuildCancelled), so a stop waits for at most one compile per thread.
 std::vector<BuildResult> BuildBatch(std::span<const BuildRequest> requests,
                                     const emitters::DeviceInfo& device,
-                                    const emitters::Target& target, int threads = 0);
+                                    const emitters::Target& target, int threads = 0,
+                                    const std::function<bool()>& cancelled = {});
 
 }  // namespace tilesmith::tuner

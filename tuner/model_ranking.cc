@@ -56,9 +56,15 @@ std::vector<CandidatePrediction> ModelRanking::PredictAll(const Space& space) co
     prediction.microseconds = predicted->microseconds;
     prediction.breakdown = std::move(predicted->breakdown);
   };
+  auto stopped = [&] { return options_.should_stop && options_.should_stop(); };
   for (size_t i = 0; i < space.candidates.size(); ++i) {
     const Candidate& candidate = space.candidates[i];
     predictions[i].candidate = static_cast<int64_t>(i);
+    if (stopped()) {
+      predictions[i].error = "the tune was stopped before this candidate was ranked";
+      predictions[i].microseconds = std::numeric_limits<double>::infinity();
+      continue;
+    }
     auto kernel = emitters::EmitKernel(space.AnalysisOf(candidate), EmitterConfig(candidate.config),
                                        device_.info);
     if (!kernel) {
@@ -69,7 +75,7 @@ std::vector<CandidatePrediction> ModelRanking::PredictAll(const Space& space) co
     kernels[i] = std::move(*kernel);
     predict(i, nullptr);
   }
-  if (options_.max_compiled <= 0) return predictions;
+  if (options_.max_compiled <= 0 || stopped()) return predictions;
 
   // The most promising candidates, compiled and predicted again with what the compiler made
   // of them (ptxas's resources, or the host code's executed instructions).
@@ -88,12 +94,14 @@ std::vector<CandidatePrediction> ModelRanking::PredictAll(const Space& space) co
     requests.push_back({&space.AnalysisOf(candidate), EmitterConfig(candidate.config)});
   }
   std::vector<BuildResult> built =
-      BuildBatch(requests, device_.info, device_.target, options_.threads);
+      BuildBatch(requests, device_.info, device_.target, options_.threads, options_.should_stop);
   {
     std::lock_guard lock(built_mutex_);
     built_space_ = &space;
     built_.clear();
-    for (size_t k = 0; k < compiled.size(); ++k) built_[compiled[k]] = built[k];
+    for (size_t k = 0; k < compiled.size(); ++k) {
+      if (built[k].ok || built[k].message != kBuildCancelled) built_[compiled[k]] = built[k];
+    }
   }
   for (size_t k = 0; k < compiled.size(); ++k) {
     CandidatePrediction& prediction = predictions[compiled[k]];

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -26,6 +27,9 @@ struct ModelRankingOptions {
   /// 0: none. Bounds the time a ranking takes.
   int64_t max_compiled = 64;
   int threads = 0;  ///< Compile threads (0: one per core).
+  /// Asked between candidates: true ends the ranking early (a stopped tune); the
+  /// candidates not reached are left unpredicted.
+  std::function<bool()> should_stop = nullptr;
 };
 
 /// One candidate's prediction.

@@ -80,6 +80,8 @@ struct Session {
   TuneResult result;
   TuneProgress progress;
 
+  bool Stopping() const { return options.should_stop && options.should_stop(); }
+
   // Compiles, measures and commits one batch; returns what the strategy is told.
   Expected<std::vector<TrialOutcome>> RunBatch(const std::vector<int64_t>& batch) {
     // Candidates the ranking compiled already are not compiled again.
@@ -97,13 +99,17 @@ struct Session {
       requested.push_back(i);
     }
     auto compile_start = Clock::now();
-    std::vector<BuildResult> compiled =
-        BuildBatch(requests, device.info, device.target, options.compile_threads);
+    std::vector<BuildResult> compiled = BuildBatch(requests, device.info, device.target,
+                                                   options.compile_threads, options.should_stop);
     for (size_t k = 0; k < requested.size(); ++k) builds[requested[k]] = std::move(compiled[k]);
     result.compile_seconds += SecondsSince(compile_start);
     std::vector<db::MeasurementRecord> records;
     std::vector<TrialOutcome> outcomes;
+    const size_t predicted_before = predictions.size();
     for (size_t i = 0; i < batch.size(); ++i) {
+      // A stop skips the rest of the batch: what was measured is committed, the rest is
+      // neither stored nor told (a skipped compile is no compile failure).
+      if (Stopping()) break;
       const Candidate& candidate = space.candidates[batch[i]];
       const BuildResult& build = builds[i];
       ++(build.ok ? result.compiled : result.compile_failed);
@@ -128,6 +134,7 @@ struct Session {
           auto measure_start = Clock::now();
           WorkerResult run = measurer->Measure(candidate.config, measure);
           result.measure_seconds += SecondsSince(measure_start);
+          if (run.cancelled) break;
           record.status = run.status;
           record.message = run.message;
           record.verification_error = run.verification_error;
@@ -147,7 +154,7 @@ struct Session {
       if (learned != nullptr) RetrainOn(records, batch);
     }
     if (!result.timed && store != nullptr) {
-      std::span<const db::PredictionRecord> fresh(predictions.end() - batch.size(),
+      std::span<const db::PredictionRecord> fresh(predictions.begin() + predicted_before,
                                                   predictions.end());
       TS_RETURN_IF_ERROR(store->RecordPredictions(fresh));
     }
@@ -378,7 +385,7 @@ Expected<TuneResult> Tune(const hlo::HloModule& module, const Device& device, db
   session.predictor = model.model.get();
   if (model.stored && store != nullptr) session.learned = model.learned;
   session.model_description = model.description;
-  ModelRanking ranking(device, std::move(model.model));
+  ModelRanking ranking(device, std::move(model.model), {.should_stop = options.should_stop});
   session.ranking = &ranking;
   TS_ASSIGN_OR_RETURN(std::unique_ptr<Strategy> strategy,
                       MakeStrategy(options.strategy, space,
@@ -426,8 +433,9 @@ Expected<TuneResult> Tune(const hlo::HloModule& module, const Device& device, db
   strategy->Tell(resumed);
 
   auto start = Clock::now();
+  if (session.measurer) session.measurer->set_should_stop(options.should_stop);
   // The default is always measured, first, so the speedup has a baseline.
-  if (!known.contains(space.candidates[space.default_index].config_hash)) {
+  if (!session.Stopping() && !known.contains(space.candidates[space.default_index].config_hash)) {
     TS_ASSIGN_OR_RETURN(auto outcomes, session.RunBatch({space.default_index}));
     strategy->Tell(outcomes);
   }

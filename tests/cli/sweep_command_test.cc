@@ -575,7 +575,8 @@ TEST_F(SweepCommandTest, CtrlCFinishesTheBatchPrintsThePartialTableAndResumeComp
   std::string& out = run.out;
   ASSERT_TRUE(WIFEXITED(run.status)) << progress;
   EXPECT_EQ(WEXITSTATUS(run.status), 130) << progress;
-  EXPECT_NE(progress.find("interrupted; finishing the batch in flight"), std::string::npos)
+  EXPECT_NE(progress.find("interrupted; committing the candidates measured so far"),
+            std::string::npos)
       << progress;
   EXPECT_NE(progress.find("Rerun with --resume"), std::string::npos) << progress;
   // The partial table: the first pair done, the rest interrupted or not run.

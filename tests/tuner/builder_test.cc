@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "compiler/emitters/emitter_registry.h"
 #include "tests/tuner/tuner_test_util.h"
 #include "tuner/device.h"
@@ -11,6 +13,28 @@
 
 namespace tilesmith::tuner {
 namespace {
+
+// A stopped tune does not wait for a batch's compiles: once cancelled, nothing more starts,
+// and what was skipped says so (never a compile failure).
+TEST(BuilderTest, ACancelledBatchStartsNoMoreCompiles) {
+  auto module = testing::LoadModule(testing::GeluPath());
+  auto device = ResolveDevice("host", "", DefaultDevicesDir());
+  ASSERT_TRUE(device.has_value());
+  auto space = BuildSpace(*module, device->info, {});
+  ASSERT_TRUE(space.has_value()) << space.error().message;
+  std::vector<BuildRequest> requests;
+  for (size_t i = 0; i < std::min<size_t>(4, space->candidates.size()); ++i) {
+    const Candidate& candidate = space->candidates[i];
+    requests.push_back({&space->AnalysisOf(candidate), EmitterConfig(candidate.config)});
+  }
+  std::vector<BuildResult> built =
+      BuildBatch(requests, device->info, device->target, 2, [] { return true; });
+  ASSERT_EQ(built.size(), requests.size());
+  for (const BuildResult& result : built) {
+    EXPECT_FALSE(result.ok);
+    EXPECT_EQ(result.message, kBuildCancelled);
+  }
+}
 
 TEST(BuilderTest, HostBuildsRecordTheCodeEachBlockExecutes) {
   auto module = testing::LoadModule(testing::GeluPath());
