@@ -378,6 +378,29 @@ TEST_F(StoreTest, DevicesAndKernelsResolveFromShortNames) {
   EXPECT_EQ(unknown.error().code, ErrorCode::kNotFound);
 }
 
+// Repetition times are read back bit for bit, whatever their digits, and a list written by
+// another tool (spaces, exponents) reads as JSON says.
+TEST_F(StoreTest, RepetitionTimesRoundTripExactly) {
+  MeasurementRecord trial = Trial(gelu_, Host(), {{"v", 2}}, 3);
+  trial.timing->times_us = {0.1, 1.0 / 3, 12.25, 5e-324, 1.7976931348623157e308, 123456789.125,
+                            2.2250738585072014e-308, 7};
+  Record({trial});
+  auto read = store_->Measurements({});
+  ASSERT_TRUE(read.has_value()) << read.error().message;
+  ASSERT_EQ(read->size(), 1u);
+  EXPECT_EQ((*read)[0].timing->times_us, trial.timing->times_us);
+
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(dir_.File("results.db").c_str(), &raw), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(raw, "UPDATE measurements SET times_us = '[ 1.5, 2E+1 ,3 ]'", nullptr,
+                         nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(raw);
+  read = store_->Measurements({});
+  ASSERT_TRUE(read.has_value()) << read.error().message;
+  EXPECT_EQ((*read)[0].timing->times_us, (std::vector<double>{1.5, 20, 3}));
+}
+
 // A field corrupted behind the store's back (a disk fault, a hand edit) is reported on one
 // line of printable text, whatever bytes it holds.
 TEST_F(StoreTest, ACorruptedJsonFieldIsReportedOnOnePrintableLine) {
