@@ -449,6 +449,17 @@ class Fuzzer:
                    failures=len(self.failures),
                    failure_kinds=sorted({f["failure"] for f in self.failures}),
                    by_route=self.by_route)
+        distinct = {}
+        for f in self.failures:
+            detail = re.sub(r"\d+", "N", f["detail"].split("\n")[0])[:110]
+            key = "%s %s %s: %s" % (f["failure"], f["method"], re.sub(
+                r"/[0-9a-f]{6,}.*", "/…", f["route"] or ""), detail)
+            first = distinct.setdefault(key, [0, f["request"], f.get("reproducer")])
+            first[0] += 1
+        for key, (count, first, repro) in sorted(distinct.items(), key=lambda kv: kv[1][1]):
+            print("api_fuzz: %5d x %s (first: request %d, %s)" % (count, key, first, repro))
+        out["distinct_failures"] = [{"signature": k, "count": c, "first_request": n,
+                                     "reproducer": r} for k, (c, n, r) in distinct.items()]
         print("api_fuzz: seed %d: %d requests in %.1f s (2xx %d, 4xx %d, 5xx %d, no status %d); "
               "crashes %d; slowest /healthz %.1f ms of %d probes (limit %.0f); integrity %s; "
               "SIGTERM exit %s in %.1f s; failures %d%s" % (
@@ -479,7 +490,7 @@ def replay(args):
     """Sends the bytes of a reproducer to a fresh server and says what happened."""
     data = Path(args.replay).read_bytes()
     with tempfile.TemporaryDirectory(prefix="api_fuzz_replay.") as workdir:
-        token = re.search(rb"Bearer\s+(fuzz-[0-9a-f]{16})", data)
+        token = re.search(rb"(?i)bearer\s+(fuzz-[0-9a-f]{16})", data)
         server = Server(args.server, workdir, token.group(1).decode() if token else "fuzz-token")
         server.start()
         port_fixed = re.sub(rb"Host: 127\.0\.0\.1:\d+", b"Host: 127.0.0.1:%d" % server.port, data)
