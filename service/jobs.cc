@@ -376,6 +376,12 @@ void JobManager::RunJob(const std::shared_ptr<Active>& job, const ServedTarget& 
     }
     if (on_commit_) on_commit_(key);
   };
+  options.on_stage = [&](const std::string& stage) {
+    std::lock_guard lock(mutex_);
+    job->record.progress["stage"] = stage;
+    job->record.updated_at = db::UtcNow();
+    Persist(job->record);
+  };
   std::atomic<bool> interrupted = false;
   options.should_stop = [&] {
     if (job->cancel) return true;

@@ -205,7 +205,10 @@ int RunTune(const cli::Args& args) {
     }
   }
   options.worker_argv = WorkerArgv(path, *device, input_flags);
-  if (!args.Has("quiet")) options.on_progress = PrintProgress;
+  if (!args.Has("quiet")) {
+    options.on_progress = PrintProgress;
+    options.on_stage = [](const std::string& stage) { std::cerr << "tune: " << stage << "\n"; };
+  }
 
   const std::vector<std::string>& names = tuner::StrategyNames();
   if (std::find(names.begin(), names.end(), options.strategy) == names.end()) {

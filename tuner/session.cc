@@ -386,6 +386,10 @@ Expected<TuneResult> Tune(const hlo::HloModule& module, const Device& device, db
   if (model.stored && store != nullptr) session.learned = model.learned;
   session.model_description = model.description;
   ModelRanking ranking(device, std::move(model.model), {.should_stop = options.should_stop});
+  if (options.on_stage && (options.strategy == "model" || options.strategy == "best-first")) {
+    options.on_stage("ranking " + std::to_string(space.candidates.size()) + " configs with " +
+                     model.description);
+  }
   session.ranking = &ranking;
   TS_ASSIGN_OR_RETURN(std::unique_ptr<Strategy> strategy,
                       MakeStrategy(options.strategy, space,

@@ -52,6 +52,9 @@ struct TuneOptions {
   /// Parameters and outputs whose layout is tuned too (layouts.h); empty: the fusion's own.
   FreeLayouts free_layouts;
   std::function<void(const TuneProgress&)> on_progress;
+  /// Told what the tune starts next when a stage may take long before the first batch
+  /// (`ranking 72 configs with analytic-host`), so a caller can say so.
+  std::function<void(const std::string&)> on_stage;
   /// Asked before every batch: true ends the tune once the batch in flight has committed
   /// (a cancelled or interrupted service job). Empty: never.
   std::function<bool()> should_stop;

@@ -94,6 +94,9 @@ TEST_F(TuneCommandTest, TuneOnTheHostPrintsTheBestTheDefaultAndTheSpeedup) {
   // The progress line went to stderr, one line per committed batch when not a terminal.
   EXPECT_NE(run.err.find("tune: 5/5  compiled 5, measured 5, failed 0, best "), std::string::npos)
       << run.err;
+  // The ranking, which can take long on a large fusion, is announced before it starts.
+  EXPECT_NE(run.err.find("tune: ranking "), std::string::npos) << run.err;
+  EXPECT_LT(run.err.find("tune: ranking "), run.err.find("tune: 5/5")) << run.err;
   // The text form names the same facts.
   CommandRun text =
       Tilesmith("tune " + Corpus() + "/transpose/transpose_021.hlo --target host --db " +
