@@ -1,6 +1,6 @@
-// The loop emitter: XLA's default config, config validation, and the thread -> element
-// map covering every output element exactly once, consecutive threads on consecutive
-// memory.
+// The loop emitter: partial configs, config validation, and the thread -> element map
+// covering every output element exactly once, consecutive threads on consecutive memory.
+// XLA's default configs and launches are data: tests/data/emitters/loop/.
 #include "compiler/emitters/loop_emitter.h"
 
 #include <gtest/gtest.h>
@@ -27,62 +27,6 @@ std::string Elementwise(const std::string& shape) {
 const DeviceInfo& H100() {
   static const DeviceInfo device = DeviceInfo::ForTarget(*Target::Parse("cuda:sm_90"));
   return device;
-}
-
-TEST(LoopEmitterTest, DefaultsAreXlas) {
-  // GELU's shape: 12,582,912 elements >= 2048 threads x 132 SMs, divisible by 4.
-  auto gelu = Parse(Elementwise("bf16[6,512,4096]"));
-  analysis::FusionAnalysis analysis = analysis::AnalyzeFusion(*gelu->fusion());
-  LoopConfig config = DefaultLoopConfig(analysis, H100());
-  EXPECT_EQ(config, (LoopConfig{128, 4, 1, 1}));
-  auto kernel = EmitLoopKernel(analysis, config, H100());
-  ASSERT_TRUE(kernel.has_value()) << kernel.error().message;
-  EXPECT_EQ(kernel->launch.blocks, (std::array<int64_t, 3>{24576, 1, 1}));
-  EXPECT_EQ(kernel->launch.threads, (std::array<int64_t, 3>{128, 1, 1}));
-
-  // Too few elements to fill the GPU: no vectorisation; fewer threads than a block.
-  auto small = Parse(Elementwise("f32[100]"));
-  EXPECT_EQ(DefaultLoopConfig(analysis::AnalyzeFusion(*small->fusion()), H100()),
-            (LoopConfig{128, 1, 1, 1}));
-  auto tiny = Parse(Elementwise("f32[40]"));
-  EXPECT_EQ(DefaultLoopConfig(analysis::AnalyzeFusion(*tiny->fusion()), H100()).threads_per_block,
-            64);
-  // An element count not divisible by 4 or 2 is not vectorised even when large.
-  auto odd = Parse(Elementwise("f32[270337,3]"));
-  EXPECT_EQ(DefaultLoopConfig(analysis::AnalyzeFusion(*odd->fusion()), H100()).vector, 1);
-  // sin makes XLA keep one element per step.
-  auto sine =
-      Parse("f {\n  p = f32[6,512,4096] parameter(0)\n  ROOT s = f32[6,512,4096] sin(p)\n}\n");
-  EXPECT_EQ(DefaultLoopConfig(analysis::AnalyzeFusion(*sine->fusion()), H100()).vector, 1);
-  // Packed outputs: each thread writes whole bytes.
-  auto packed =
-      Parse("f {\n  p = s4[64]{0:E(4)} parameter(0)\n  ROOT n = s4[64]{0:E(4)} negate(p)\n}\n");
-  EXPECT_EQ(DefaultLoopConfig(analysis::AnalyzeFusion(*packed->fusion()), H100()).vector, 2);
-  // The grid's x extent is limited: XLA's broadcast_constant_block_dim_limit needs y = 2.
-  auto huge = Parse(
-      "f {\n  c = bf16[] constant(1)\n  ROOT b = bf16[24,2048,2048,3,4096] broadcast(c), "
-      "dimensions={}\n}\n");
-  analysis::FusionAnalysis huge_analysis = analysis::AnalyzeFusion(*huge->fusion());
-  LoopConfig huge_config = DefaultLoopConfig(huge_analysis, H100());
-  EXPECT_EQ(huge_config.blocks_y, 2);
-  auto huge_kernel = EmitLoopKernel(huge_analysis, huge_config, H100());
-  ASSERT_TRUE(huge_kernel.has_value());
-  EXPECT_EQ(huge_kernel->launch.blocks, (std::array<int64_t, 3>{1207959552, 2, 1}));
-}
-
-// The host keeps XLA's conditions for unrolling but sizes the unroll to one 256-bit
-// register: 8 lanes of f32 or bf16, 4 of f64, fewer when the element count says so.
-TEST(LoopEmitterTest, HostDefaultFillsASimdRegister) {
-  DeviceInfo host = DeviceInfo::ForTarget(Target::Host());
-  auto vector_of = [&](const std::string& shape) {
-    auto module = Parse(Elementwise(shape));
-    return DefaultLoopConfig(analysis::AnalyzeFusion(*module->fusion()), host).vector;
-  };
-  EXPECT_EQ(vector_of("f32[6,512,4096]"), 8);
-  EXPECT_EQ(vector_of("bf16[6,512,4096]"), 8);
-  EXPECT_EQ(vector_of("f64[6,512,4096]"), 4);
-  EXPECT_EQ(vector_of("f32[4098,3]"), 2);  // 12294 = 2 x odd
-  EXPECT_EQ(vector_of("f32[100]"), 1);     // too small to unroll, as on the GPU
 }
 
 // A partial config overlays the fusion's default: {"vector": 2} keeps 128 threads.
