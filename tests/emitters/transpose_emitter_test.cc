@@ -1,7 +1,7 @@
-// The transpose emitter: XLA's default tiling (the spec's example), partial configs over the
-// default, the space with its pruning reasons, and the two phases' maps: phase 1 reads every
-// input element once into the tile slot phase 2 reads it back from, for the output element
-// the transpose puts it at.
+// The transpose emitter: config validation, the space with its pruning reasons, and the two
+// phases' maps: phase 1 reads every input element once into the tile slot phase 2 reads it
+// back from, for the output element the transpose puts it at. XLA's default tiling (the
+// spec's example), launches and shared tiles are data: tests/data/emitters/transpose/.
 #include "compiler/emitters/transpose_emitter.h"
 
 #include <gtest/gtest.h>
@@ -43,43 +43,9 @@ std::string Reason(const analysis::FusionAnalysis& analysis, const nlohmann::jso
   return status ? std::string() : status.error().message;
 }
 
-TEST(TransposeEmitterTest, SpecExampleUsesA32x33TileAnd600Blocks) {
+TEST(TransposeEmitterTest, InvalidConfigsSayWhy) {
   auto module = Parse(kSpecExample);
   analysis::FusionAnalysis analysis = analysis::AnalyzeFusion(*module->fusion());
-  const Emitter& emitter = EmitterFor(analysis);
-  ASSERT_EQ(emitter.name(), "transpose");
-  EXPECT_EQ(DefaultTransposeConfig(analysis, H100()), (TransposeConfig{32, 32, 4, 128, 1, 1}));
-  auto kernel = emitter.Emit(analysis, nullptr, H100());
-  ASSERT_TRUE(kernel.has_value()) << kernel.error().message;
-  ASSERT_EQ(kernel->shared.size(), 1u);
-  EXPECT_EQ(kernel->shared[0].dims, (std::vector<int64_t>{32, 33}));
-  EXPECT_EQ(kernel->shared[0].type, hlo::PrimitiveType::kF32);
-  EXPECT_EQ(kernel->SharedBytes(), 4224);
-  EXPECT_EQ(kernel->launch.blocks, (std::array<int64_t, 3>{600, 1, 1}));
-  EXPECT_EQ(kernel->launch.threads, (std::array<int64_t, 3>{128, 1, 1}));
-  ASSERT_EQ(kernel->phases.size(), 2u);
-  std::string text = kernel->ToString();
-  EXPECT_NE(text.find("shared %tile0: f32[32,33]{1,0} (4224 bytes)"), std::string::npos) << text;
-  EXPECT_NE(text.find("barrier"), std::string::npos) << text;
-  EXPECT_NE(text.find("with %t["), std::string::npos) << text;
-}
-
-TEST(TransposeEmitterTest, WideWorkOfNarrowTypesGetsFourByteVectors) {
-  auto module = Parse(R"(f {
-  p0 = bf16[64,1024,2048] parameter(0)
-  ROOT t = bf16[64,2048,1024] transpose(p0), dimensions={0,2,1}
-})");
-  analysis::FusionAnalysis analysis = analysis::AnalyzeFusion(*module->fusion());
-  // 4 bytes of bf16: 2 lanes; 16 vectors per tile row, 8 rows per pass for 128 threads.
-  EXPECT_EQ(DefaultTransposeConfig(analysis, H100()), (TransposeConfig{32, 32, 8, 128, 2, 1}));
-}
-
-TEST(TransposeEmitterTest, PartialConfigsOverlayTheDefaultAndInvalidOnesSayWhy) {
-  auto module = Parse(kSpecExample);
-  analysis::FusionAnalysis analysis = analysis::AnalyzeFusion(*module->fusion());
-  auto kernel = EmitterFor(analysis).Emit(analysis, {{"shared_padding", 0}}, H100());
-  ASSERT_TRUE(kernel.has_value()) << kernel.error().message;
-  EXPECT_EQ(kernel->shared[0].dims, (std::vector<int64_t>{32, 32}));
   EXPECT_EQ(Reason(analysis, {{"tile_in", 64}, {"threads", 256}}), "");
   EXPECT_NE(Reason(analysis, {{"tile_in", 64}}).find("must be tile_in x carried / vector"),
             std::string::npos);
@@ -228,7 +194,7 @@ TEST(TransposeEmitterTest, PackedIsWrittenOnlyWhenSetAndRoundTrips) {
   EXPECT_NE(Reason(analysis, {{"packed", 1}}).find("'packed' is true or false"), std::string::npos);
 }
 
-TEST(TransposeEmitterTest, PackedTilesAreStoredTransposedAndInvalidOnesSayWhy) {
+TEST(TransposeEmitterTest, PackedSubTilesAreMarkedForRegistersAndInvalidOnesSayWhy) {
   auto module = Parse(kSpecExample);
   analysis::FusionAnalysis analysis = analysis::AnalyzeFusion(*module->fusion());
   nlohmann::json packed = {{"packed", true}, {"vector", 2},    {"shared_padding", 2},
@@ -236,8 +202,6 @@ TEST(TransposeEmitterTest, PackedTilesAreStoredTransposedAndInvalidOnesSayWhy) {
                            {"threads", 128}};
   auto kernel = EmitterFor(analysis).Emit(analysis, packed, H100());
   ASSERT_TRUE(kernel.has_value()) << kernel.error().message;
-  // Rows along tile_in, so that phase 2's runs along the output's minor dim are contiguous.
-  EXPECT_EQ(kernel->shared[0].dims, (std::vector<int64_t>{64, 34}));
   // Phase 1 holds a 2 x 2 sub-tile per step: passes, the vector lane, and the sub-row.
   EXPECT_EQ(kernel->phases[0].loops[0].map.symbol_count(), 3);
   EXPECT_EQ(kernel->phases[1].loops[0].map.symbol_count(), 2);
@@ -247,12 +211,9 @@ TEST(TransposeEmitterTest, PackedTilesAreStoredTransposedAndInvalidOnesSayWhy) {
   EXPECT_EQ(kernel->phases[0].loops[0].register_transpose->along_load, 1);
   EXPECT_EQ(kernel->phases[0].loops[0].register_transpose->along_store, 2);
   EXPECT_FALSE(kernel->phases[1].loops[0].register_transpose.has_value());
-  EXPECT_NE(kernel->ToString().find("transposed in registers: s1 x s2 {"), std::string::npos)
-      << kernel->ToString();
   auto unpacked = EmitterFor(analysis).Emit(analysis, nullptr, H100());
   ASSERT_TRUE(unpacked.has_value()) << unpacked.error().message;
   EXPECT_FALSE(unpacked->phases[0].loops[0].register_transpose.has_value());
-  EXPECT_EQ(unpacked->ToString().find("in registers"), std::string::npos);
   EXPECT_NE(Reason(analysis, {{"packed", true}}).find("packed needs vector >= 2"),
             std::string::npos);
   nlohmann::json odd_padding = packed;
