@@ -256,7 +256,7 @@ Status ForEachEntry(const json& document, std::string_view name, Parse&& parse) 
 
 // Every measurement's kernel and device must be in the document or already stored, so a
 // document that would fail half-way is refused before anything is written.
-Status CheckReferences(Store& store, const std::vector<DeviceRecord>& devices,
+Status CheckReferences(ResultStore& store, const std::vector<DeviceRecord>& devices,
                        const std::vector<KernelRecord>& kernels,
                        const std::vector<MeasurementRecord>& measurements) {
   std::set<std::string> device_keys, fingerprints;
@@ -315,7 +315,7 @@ json MeasurementToJson(const MeasurementRecord& m) {
   return out;
 }
 
-Expected<json> ExportResults(Store& store, const ResultFilter& filter) {
+Expected<json> ExportResults(ResultStore& store, const ResultFilter& filter) {
   bool everything = !filter.fingerprint && !filter.device_key && !filter.compiler_version;
   TS_ASSIGN_OR_RETURN(std::vector<MeasurementRecord> measurements, store.Measurements(filter));
   std::set<std::string> device_keys, fingerprints, compiler_versions;
@@ -355,7 +355,7 @@ Expected<json> ExportResults(Store& store, const ResultFilter& filter) {
               {"configs", std::move(config_list)}, {"measurements", std::move(measurement_list)}};
 }
 
-Expected<ImportSummary> ImportResults(Store& store, const json& document) {
+Expected<ImportSummary> ImportResults(ResultStore& store, const json& document) {
   TS_RETURN_IF_ERROR(CheckHeader(document));
   std::vector<DeviceRecord> devices;
   std::vector<KernelRecord> kernels;

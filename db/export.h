@@ -12,14 +12,14 @@
 //                      "measured_at", "job_id"}]}
 //
 // Timing fields are absent for a trial that was not timed; verification_error and job_id
-// are null when unknown. Works over any Store.
+// are null when unknown. Works over any store's results role (ResultStore).
 #pragma once
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string_view>
 
-#include "db/store.h"
+#include "db/result_store.h"
 
 namespace tilesmith::db {
 
@@ -35,7 +35,7 @@ nlohmann::json MeasurementToJson(const MeasurementRecord& measurement);
 
 /// Everything the filter admits: its measurements with their configs, kernels and devices.
 /// With an empty filter, every device and kernel as well, measured or not.
-Expected<nlohmann::json> ExportResults(Store& store, const ResultFilter& filter = {});
+Expected<nlohmann::json> ExportResults(ResultStore& store, const ResultFilter& filter = {});
 
 /// What an import added; what was already there is counted, not duplicated.
 struct ImportSummary {
@@ -48,6 +48,6 @@ struct ImportSummary {
 /// Merges an export into `store`. The whole document is checked before anything is written
 /// (format, schema version — a mismatch names both versions —, every hash and reference), so
 /// a bad document changes nothing; importing the same document twice adds nothing.
-Expected<ImportSummary> ImportResults(Store& store, const nlohmann::json& document);
+Expected<ImportSummary> ImportResults(ResultStore& store, const nlohmann::json& document);
 
 }  // namespace tilesmith::db

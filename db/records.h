@@ -73,6 +73,13 @@ struct ResultKey {
   bool operator==(const ResultKey&) const = default;
 };
 
+/// Narrows a query; an unset field matches everything.
+struct ResultFilter {
+  std::optional<std::string> fingerprint = std::nullopt;
+  std::optional<std::string> device_key = std::nullopt;
+  std::optional<std::string> compiler_version = std::nullopt;
+};
+
 /// Timing summary of a trial, in microseconds.
 struct Timing {
   double median_us = 0;

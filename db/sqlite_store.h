@@ -26,6 +26,7 @@ struct SqliteOptions {
   int busy_timeout_ms = 5000;
 };
 
+/// Every role (db/store.h) over one SQLite file.
 class SqliteStore final : public Store {
  public:
   /// Opens (or creates) the database at `path` and migrates it to kSchemaVersion. A file
@@ -33,6 +34,7 @@ class SqliteStore final : public Store {
   static Expected<std::unique_ptr<SqliteStore>> Open(const std::string& path,
                                                      const SqliteOptions& options = {});
 
+  // ResultStore
   Expected<bool> PutDevice(const DeviceRecord& device) override;
   Expected<bool> PutKernel(const KernelRecord& kernel) override;
   Expected<BatchResult> RecordBatch(std::span<const MeasurementRecord> batch) override;
@@ -50,24 +52,26 @@ class SqliteStore final : public Store {
   Expected<std::vector<MeasurementRecord>> Measurements(const ResultFilter& filter) override;
   Expected<std::vector<MeasuredConfig>> MeasuredConfigs(const ResultKey& key) override;
 
-  Status PutJob(const JobRecord& job) override;  // db/sqlite_jobs.cc
+  // JobStore (db/sqlite_jobs.cc)
+  Status PutJob(const JobRecord& job) override;
   Expected<std::optional<JobRecord>> GetJob(std::string_view id) override;
   Expected<std::vector<JobRecord>> ListJobs(std::span<const JobState> states) override;
   Expected<std::map<std::string, int64_t>> CountJobs() override;
 
-  Expected<int64_t> PutModel(const ModelRecord& model) override;  // db/sqlite_models.cc
+  // ModelStore (db/sqlite_models.cc; predictions and calibrations db/sqlite_predictions.cc)
+  Expected<int64_t> PutModel(const ModelRecord& model) override;
   Expected<std::optional<ModelRecord>> LatestModel(std::string_view name,
                                                    std::string_view device_key,
                                                    std::string_view compiler_version,
                                                    int64_t feature_schema) override;
 
-  // db/sqlite_predictions.cc
   Expected<int64_t> RecordPredictions(std::span<const PredictionRecord> batch) override;
   Expected<std::vector<PredictionRecord>> Predictions(const ResultFilter& filter) override;
   Expected<int64_t> PutCalibration(const CalibrationRecord& calibration) override;
   Expected<std::optional<CalibrationRecord>> LatestCalibration(
       std::string_view device_key) override;
 
+  // AdminStore
   Expected<StoreStats> Stats() override;
   Status Vacuum() override;
 

@@ -1,4 +1,4 @@
-#include "db/store.h"
+#include "db/result_store.h"
 
 namespace tilesmith::db {
 namespace {
@@ -11,7 +11,8 @@ std::string ListChoices(const std::vector<std::string>& choices) {
 
 }  // namespace
 
-Expected<std::vector<std::optional<BestResult>>> Store::BestMany(std::span<const ResultKey> keys) {
+Expected<std::vector<std::optional<BestResult>>> ResultStore::BestMany(
+    std::span<const ResultKey> keys) {
   std::vector<std::optional<BestResult>> results;
   results.reserve(keys.size());
   for (const ResultKey& key : keys) {
@@ -21,7 +22,7 @@ Expected<std::vector<std::optional<BestResult>>> Store::BestMany(std::span<const
   return results;
 }
 
-Expected<std::string> ResolveDeviceKey(Store& store, std::string_view text) {
+Expected<std::string> ResolveDeviceKey(ResultStore& store, std::string_view text) {
   TS_ASSIGN_OR_RETURN(std::vector<DeviceRecord> devices, store.ListDevices());
   std::vector<std::string> keys;
   std::vector<std::string> matches;
@@ -42,7 +43,7 @@ Expected<std::string> ResolveDeviceKey(Store& store, std::string_view text) {
                          ListChoices(matches));
 }
 
-Expected<std::string> ResolveFingerprint(Store& store, std::string_view text) {
+Expected<std::string> ResolveFingerprint(ResultStore& store, std::string_view text) {
   if (text.size() < 6) {
     return InvalidArgument("fingerprint prefix '" + std::string(text) +
                            "' is too short (at least 6 hex digits)");
