@@ -1,6 +1,6 @@
-// The input slices emitter: XLA's default (no unrolling beyond filling bytes), one pass over
-// the sliced shape with each store predicated on its slice, and host execution matching the
-// evaluator for overlapping, unaligned and packed slices.
+// The input slices emitter's config validation. XLA's default (no unrolling beyond filling
+// bytes), the one pass over the sliced shape with each store predicated on its slice, and host
+// runs of overlapping, unaligned and packed slices are data: tests/data/emitters/input_slices/.
 #include "compiler/emitters/input_slices_emitter.h"
 
 #include <gtest/gtest.h>
@@ -11,7 +11,6 @@ namespace tilesmith::emitters {
 namespace {
 
 using testing::H100;
-using testing::HostMismatch;
 using testing::Parse;
 using testing::Reason;
 
@@ -32,47 +31,6 @@ constexpr const char* kPackedSlices = R"(f {
   s1 = s4[5,3]{1,0:E(4)} slice(p0), slice={[3:8], [1:4]}
   ROOT t = (s4[3,5]{1,0:E(4)}, s4[5,3]{1,0:E(4)}) tuple(s0, s1)
 })";
-
-TEST(InputSlicesEmitterTest, DefaultsAreXlas) {
-  auto config_of = [](const std::string& text) {
-    auto module = Parse(text);
-    analysis::FusionAnalysis analysis = analysis::AnalyzeFusion(*module->fusion());
-    EXPECT_EQ(analysis::EmitterKindName(analysis.emitter), "input_slices");
-    return DefaultInputSlicesConfig(analysis, H100());
-  };
-  EXPECT_EQ(config_of(kSlices), (LoopConfig{128, 1, 1, 1}));
-  // XLA does not unroll input slices even when large.
-  EXPECT_EQ(config_of(R"(f {
-  p0 = f32[1024,1024] parameter(0)
-  s0 = f32[512,1024] slice(p0), slice={[0:512], [0:1024]}
-  s1 = f32[512,1024] slice(p0), slice={[512:1024], [0:1024]}
-  ROOT t = (f32[512,1024], f32[512,1024]) tuple(s0, s1)
-})"),
-            (LoopConfig{128, 1, 1, 1}));
-  // Packed outputs: two s4 elements per thread fill a byte.
-  EXPECT_EQ(config_of(kPackedSlices).vector, 2);
-}
-
-TEST(InputSlicesEmitterTest, OnePassWithPredicatedStores) {
-  auto module = Parse(kSlices);
-  analysis::FusionAnalysis analysis = analysis::AnalyzeFusion(*module->fusion());
-  const Emitter& emitter = EmitterFor(analysis);
-  ASSERT_EQ(emitter.name(), "input_slices");
-  auto kernel = emitter.Emit(analysis, nullptr, H100());
-  ASSERT_TRUE(kernel.has_value()) << kernel.error().message;
-  ASSERT_EQ(kernel->phases.size(), 1u);
-  ASSERT_EQ(kernel->phases[0].loops.size(), 1u);  // one pass over f32[7,33]
-  EXPECT_EQ(kernel->launch.threads[0] * kernel->launch.block_count(), 256);
-  int stores = 0;
-  for (const BodyStmt& stmt : kernel->phases[0].loops[0].body) {
-    if (const auto* store = std::get_if<StoreStmt>(&stmt)) {
-      // s0 spans every column: one predicate; s1 and s2 two each.
-      EXPECT_EQ(store->predicates.size(), stores == 0 ? 1u : 2u);
-      ++stores;
-    }
-  }
-  EXPECT_EQ(stores, 3);
-}
 
 TEST(InputSlicesEmitterTest, InvalidConfigsSayWhy) {
   auto module = Parse(kSlices);
@@ -101,18 +59,6 @@ TEST(InputSlicesEmitterTest, InvalidConfigsSayWhy) {
                                              analysis::AnalyzeFusion(*mixed->fusion()), H100()))
                 .find("slice 's1' reads f32[9]"),
             std::string::npos);
-}
-
-TEST(InputSlicesEmitterTest, HostMatchesTheEvaluatorForEveryConfig) {
-  for (const char* text : {kSlices, kPackedSlices}) {
-    auto module = Parse(text);
-    analysis::FusionAnalysis analysis = analysis::AnalyzeFusion(*module->fusion());
-    std::vector<nlohmann::json> configs = testing::ValidConfigs(analysis, testing::Host(), 32);
-    ASSERT_FALSE(configs.empty());
-    for (const nlohmann::json& config : configs) {
-      EXPECT_EQ(HostMismatch(*module->fusion(), config), "") << text;
-    }
-  }
 }
 
 }  // namespace
