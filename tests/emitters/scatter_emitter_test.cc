@@ -1,8 +1,8 @@
-// The scatter emitter: one thread per update element in an output that starts as the
-// operand; atomics where the combiner has one (so repeated indices are safe), a plain
-// read-modify-write for unique indices, windows that do not fit skipped, and the loop
-// emitter's in-order kernel for what it cannot do. Kernels run on the host against the
-// evaluator with indices chosen to repeat and to fall outside the operand.
+// The scatter emitter's kernels run on the host against the evaluator with indices chosen to
+// repeat and to fall outside the operand (or, for unique indices, to be distinct), and why a
+// scatter keeps the loop emitter's in-order kernel. What each kernel is (atomics where the
+// combiner has one, a plain read-modify-write for unique indices, the aliased output, the
+// launch, the loop fallback) is data: tests/data/emitters/scatter/.
 #include "compiler/emitters/scatter_emitter.h"
 
 #include <gtest/gtest.h>
@@ -15,7 +15,6 @@ namespace {
 using testing::H100;
 using testing::HostMismatch;
 using testing::Parse;
-using testing::Reason;
 
 std::string Scatter(const std::string& type, const std::string& combiner, bool unique) {
   return "combine {\n  a = " + type + "[] parameter(0)\n  b = " + type + "[] parameter(1)\n" +
@@ -46,15 +45,6 @@ TEST(ScatterEmitterTest, RepeatedIndicesAccumulateWithAtomics) {
     analysis::FusionAnalysis analysis = analysis::AnalyzeFusion(*module->fusion());
     ASSERT_EQ(analysis.emitter, analysis::EmitterKind::kScatter);
     EXPECT_EQ(ScatterFallbackReason(analysis), "");
-    auto kernel = EmitKernel(analysis, nullptr, H100());
-    ASSERT_TRUE(kernel.has_value()) << kernel.error().message;
-    EXPECT_EQ(kernel->emitter, "scatter");
-    std::string text = kernel->ToString();
-    EXPECT_NE(text.find("scatter @s %out0 at update["), std::string::npos) << text;
-    EXPECT_NE(text.find("atomic_add"), std::string::npos) << text;
-    EXPECT_NE(text.find("out aliases %p0"), std::string::npos) << text;
-    // One thread per update element: 300 x 2 x 6.
-    EXPECT_GE(kernel->launch.block_count() * kernel->launch.threads_per_block(), 3600);
     std::vector<hlo::Literal> args = Arguments(*module->fusion(), false);
     for (const nlohmann::json& config :
          {nlohmann::json(nullptr), nlohmann::json{{"threads_per_block", 64}, {"chunks", 4}},
@@ -64,12 +54,8 @@ TEST(ScatterEmitterTest, RepeatedIndicesAccumulateWithAtomics) {
   }
 }
 
-TEST(ScatterEmitterTest, IntegerMaxUsesAnAtomicMax) {
+TEST(ScatterEmitterTest, IntegerMaxMatchesTheEvaluator) {
   auto module = Parse(Scatter("s32", "maximum", false));
-  analysis::FusionAnalysis analysis = analysis::AnalyzeFusion(*module->fusion());
-  auto kernel = EmitKernel(analysis, nullptr, H100());
-  ASSERT_TRUE(kernel.has_value());
-  EXPECT_NE(kernel->ToString().find("atomic_max"), std::string::npos);
   EXPECT_EQ(HostMismatch(*module->fusion(), nullptr, Arguments(*module->fusion(), false)), "");
 }
 
@@ -77,10 +63,6 @@ TEST(ScatterEmitterTest, UniqueIndicesReadModifyWriteWithAnyCombiner) {
   auto module = Parse(Scatter("f32", "multiply", true));
   analysis::FusionAnalysis analysis = analysis::AnalyzeFusion(*module->fusion());
   EXPECT_EQ(ScatterFallbackReason(analysis), "");
-  auto kernel = EmitKernel(analysis, nullptr, H100());
-  ASSERT_TRUE(kernel.has_value());
-  EXPECT_EQ(kernel->emitter, "scatter");
-  EXPECT_EQ(kernel->ToString().find("atomic"), std::string::npos);
   EXPECT_EQ(HostMismatch(*module->fusion(), nullptr, Arguments(*module->fusion(), true)), "");
 }
 
@@ -88,9 +70,6 @@ TEST(ScatterEmitterTest, OrderDependentScattersKeepTheLoopKernel) {
   auto module = Parse(Scatter("f32", "multiply", false));
   analysis::FusionAnalysis analysis = analysis::AnalyzeFusion(*module->fusion());
   EXPECT_NE(ScatterFallbackReason(analysis).find("updates must apply in order"), std::string::npos);
-  auto kernel = EmitKernel(analysis, nullptr, H100());
-  ASSERT_TRUE(kernel.has_value());
-  EXPECT_EQ(kernel->emitter, "loop");
   EXPECT_EQ(HostMismatch(*module->fusion(), nullptr, Arguments(*module->fusion(), false)), "");
   // Its configs are the loop emitter's, over the output.
   EXPECT_EQ(DefaultConfig(analysis, H100()), DefaultLoopConfig(analysis, H100()).ToJson());
