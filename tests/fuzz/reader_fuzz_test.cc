@@ -3,7 +3,7 @@
 // through `tilesmith analyze`, `predict` and a host `check` as processes, so the back end
 // meets odd shapes too. Properties: no crash, no hang (a watchdog aborts an input that takes
 // over 20 s), and the commands exit 0, 1 or 2 with a message. An input that kills the
-// process is written to $TMPDIR/tilesmith_fuzz_crash.bin first (the path is printed).
+// process is written to $TMPDIR/tilesmith_fuzz_crash_PID.bin first (the path is printed).
 //
 // TILESMITH_FUZZ_SECONDS scales every loop's time budget (default 1: about 60 s in all);
 // TILESMITH_FUZZ_SEED picks another seed (default 1).
@@ -59,7 +59,9 @@ void DumpAndDie(int signal_number) {
 class Guard {
  public:
   Guard() {
-    std::string path = (fs::temp_directory_path() / "tilesmith_fuzz_crash.bin").string();
+    std::string path = (fs::temp_directory_path() /
+                        ("tilesmith_fuzz_crash_" + std::to_string(getpid()) + ".bin"))
+                           .string();
     snprintf(g_dump_path, sizeof(g_dump_path), "%s", path.c_str());
     for (int s : {SIGSEGV, SIGFPE, SIGABRT, SIGBUS, SIGILL}) std::signal(s, DumpAndDie);
     watchdog_ = std::thread([this] {
