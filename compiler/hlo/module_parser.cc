@@ -11,7 +11,12 @@
 namespace tilesmith::hlo {
 
 void NameTable::Clear() {
-  std::fill(slots_.begin(), slots_.end(), Slot{});
+  // A table left large by a big computation is not swept for each small one after it.
+  if (slots_.size() > 64 && size_ * 4 < slots_.size()) {
+    slots_.assign(64, Slot{});
+  } else {
+    std::fill(slots_.begin(), slots_.end(), Slot{});
+  }
   names_.clear();
   size_ = 0;
 }
@@ -28,11 +33,14 @@ void NameTable::Grow() {
   }
 }
 
-int64_t NameTable::Insert(std::string_view name, int64_t id) {
+uint32_t NameTable::Hash(std::string_view name) {
+  return static_cast<uint32_t>(std::hash<std::string_view>{}(name));
+}
+
+int64_t NameTable::Insert(std::string_view name, uint32_t hash, int64_t id) {
   if (static_cast<size_t>(id) >= names_.size()) names_.resize(id + 1);
   names_[id] = name;
   if ((size_ + 1) * 2 > slots_.size()) Grow();
-  uint32_t hash = static_cast<uint32_t>(std::hash<std::string_view>{}(name));
   size_t mask = slots_.size() - 1;
   for (size_t i = hash & mask;; i = (i + 1) & mask) {
     Slot& slot = slots_[i];
@@ -47,7 +55,7 @@ int64_t NameTable::Insert(std::string_view name, int64_t id) {
 
 int64_t NameTable::Find(std::string_view name) const {
   if (slots_.empty()) return -1;
-  uint32_t hash = static_cast<uint32_t>(std::hash<std::string_view>{}(name));
+  uint32_t hash = Hash(name);
   size_t mask = slots_.size() - 1;
   for (size_t i = hash & mask;; i = (i + 1) & mask) {
     const Slot& slot = slots_[i];
@@ -184,6 +192,8 @@ Status ModuleParser::ParseInstruction(HloComputation& computation, HloInstructio
   ++instruction_count_;
   bool is_root = cursor_.ConsumeWord("ROOT");
   TS_ASSIGN_OR_RETURN(std::string_view name, cursor_.ParseName("an instruction name"));
+  uint32_t name_hash = NameTable::Hash(name);
+  names_.Prefetch(name_hash);
   TS_RETURN_IF_ERROR(cursor_.Expect('=', "'=' after instruction name '" + std::string(name) + "'"));
   std::optional<Shape> shape;
   if (NextIsShape(cursor_)) {
@@ -215,7 +225,7 @@ Status ModuleParser::ParseInstruction(HloComputation& computation, HloInstructio
   size_t calls_before = calls_.size();
   while (cursor_.Consume(',')) TS_RETURN_IF_ERROR(ParseAttribute(*added));
   ResolveOrDefer(computation, *added);
-  if (names_.Insert(name, added->id()) >= 0 && first_duplicate_ == SIZE_MAX) {
+  if (names_.Insert(name, name_hash, added->id()) >= 0 && first_duplicate_ == SIZE_MAX) {
     first_duplicate_ = static_cast<size_t>(added->id());
   }
   // Called computations are known only at the end; those instructions are checked then.
@@ -273,16 +283,15 @@ Status ModuleParser::ParseOperands(HloInstruction& instruction, bool shape_writt
 // computation's end, so that each value's users stay in text order.
 void ModuleParser::ResolveOrDefer(HloComputation& computation, HloInstruction& instruction) {
   if (!deferring_) {
-    bool all_defined = true;
+    operand_ids_.clear();
     for (const PendingOperand& operand : operands_) {
-      if (names_.Find(operand.name) < 0) {
-        all_defined = false;
-        break;
-      }
+      int64_t id = names_.Find(operand.name);
+      if (id < 0) break;
+      operand_ids_.push_back(id);
     }
-    if (all_defined) {
-      for (const PendingOperand& operand : operands_) {
-        instruction.AddOperand(computation.instructions()[names_.Find(operand.name)].get());
+    if (operand_ids_.size() == operands_.size()) {
+      for (int64_t id : operand_ids_) {
+        instruction.AddOperand(computation.instructions()[id].get());
       }
       return;
     }

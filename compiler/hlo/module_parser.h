@@ -24,8 +24,15 @@ class NameTable {
  public:
   /// Empties the table, keeping its memory.
   void Clear();
-  /// Maps `name` to `id` unless it is already there; returns the id it had, or -1.
-  int64_t Insert(std::string_view name, int64_t id);
+  static uint32_t Hash(std::string_view name);
+  /// Starts loading the slot of `hash` into cache, ahead of an `Insert` of its name (the
+  /// table outgrows the cache for large computations).
+  void Prefetch(uint32_t hash) const {
+    if (!slots_.empty()) __builtin_prefetch(&slots_[hash & (slots_.size() - 1)]);
+  }
+  /// Maps `name` (whose hash is `hash`) to `id` unless it is already there; returns the id
+  /// it had, or -1.
+  int64_t Insert(std::string_view name, uint32_t hash, int64_t id);
   /// The id of `name`, or -1.
   int64_t Find(std::string_view name) const;
 
@@ -120,6 +127,7 @@ class ModuleParser {
   // Of the computation being parsed.
   NameTable names_;
   std::vector<PendingOperand> operands_;  // of the instruction being parsed
+  std::vector<int64_t> operand_ids_;      // of the instruction being parsed
   bool deferring_ = false;
   std::vector<DeferredInstruction> deferred_;
   std::vector<PendingOperand> deferred_operands_;

@@ -28,6 +28,7 @@ void NormalizeComparisonType(HloInstruction& instruction) {
 // one, or stores it when none was written. The message has no location.
 Status VerifyShape(HloInstruction& instruction, bool written) {
   NormalizeComparisonType(instruction);
+  if (written && ElementwiseShapeHolds(instruction, instruction.shape())) return OkStatus();
   Expected<Shape> inferred = InferShape(instruction, written ? &instruction.shape() : nullptr);
   if (!inferred) {
     return MakeError(ErrorCode::kInvalidArgument,

@@ -1,4 +1,5 @@
 // Reading shapes and layouts from HLO text.
+#include <charconv>
 #include <memory>
 
 #include "compiler/hlo/parse_internal.h"
@@ -161,6 +162,28 @@ Expected<Layout> ReadLayout(TextCursor& cursor, int depth) {
   return layout;
 }
 
+// Reads `{rank-1,…,1,0}`, the default layout, written plainly (the common case), without
+// building a Layout. Leaves the cursor where it was and returns false on anything else; the
+// general reader then reads it (and reports what is wrong).
+bool ConsumeDefaultLayout(TextCursor& cursor, size_t rank) {
+  size_t saved = cursor.position();
+  if (!cursor.Consume('{')) return false;
+  std::string_view text = cursor.text();
+  for (size_t i = 0; i < rank; ++i) {
+    if (i > 0 && !cursor.Consume(',')) break;
+    cursor.SkipSpace();
+    const char* first = text.data() + cursor.position();
+    uint64_t value = 0;
+    auto [end, error] = std::from_chars(first, text.data() + text.size(), value);
+    if (error != std::errc() || value != rank - 1 - i) break;
+    cursor.set_position(cursor.position() + static_cast<size_t>(end - first));
+    if (i + 1 == rank && cursor.Consume('}')) return true;
+  }
+  if (rank == 0 && cursor.Consume('}')) return true;
+  cursor.set_position(saved);
+  return false;
+}
+
 }  // namespace
 
 bool NextIsShape(TextCursor& cursor) {
@@ -199,16 +222,18 @@ Expected<Shape> ReadShape(TextCursor& cursor, int depth) {
     TS_RETURN_IF_ERROR(cursor.Expect(']', "']' (token shapes have no dimensions)"));
     return Shape::Token();
   }
-  std::vector<int64_t> dims;
+  // Dimensions are gathered here and copied once into an exactly sized vector.
+  int64_t dims_buffer[kMaxRank];
+  size_t rank = 0;
   std::vector<int64_t> dynamic_dims;
   if (!cursor.Consume(']')) {
     do {
-      if (dims.size() == kMaxRank) {
+      if (rank == kMaxRank) {
         return cursor.FailHere("rank above " + std::to_string(kMaxRank) + " is not supported");
       }
       if (cursor.Consume('?')) {
-        dynamic_dims.push_back(static_cast<int64_t>(dims.size()));
-        dims.push_back(Shape::kUnboundedSize);
+        dynamic_dims.push_back(static_cast<int64_t>(rank));
+        dims_buffer[rank++] = Shape::kUnboundedSize;
         continue;
       }
       bool bounded = false;
@@ -220,11 +245,12 @@ Expected<Shape> ReadShape(TextCursor& cursor, int depth) {
       size_t dim_at = cursor.position();
       TS_ASSIGN_OR_RETURN(int64_t size, cursor.ParseInt("a dimension size"));
       if (size < 0) return cursor.Fail(dim_at, "dimension sizes must be >= 0");
-      if (bounded) dynamic_dims.push_back(static_cast<int64_t>(dims.size()));
-      dims.push_back(size);
+      if (bounded) dynamic_dims.push_back(static_cast<int64_t>(rank));
+      dims_buffer[rank++] = size;
     } while (cursor.Consume(','));
     TS_RETURN_IF_ERROR(cursor.Expect(']', "',' or ']' in the dimensions"));
   }
+  std::vector<int64_t> dims(dims_buffer, dims_buffer + rank);
   int64_t elements = 1;
   for (int64_t size : dims) {
     if (size == Shape::kUnboundedSize) continue;
@@ -232,8 +258,7 @@ Expected<Shape> ReadShape(TextCursor& cursor, int depth) {
       return cursor.Fail(at, "shape has more than 2^62 elements");
     }
   }
-  size_t rank = dims.size();
-  if (!NextIsLayout(cursor)) {
+  if (!NextIsLayout(cursor) || ConsumeDefaultLayout(cursor, rank)) {
     Shape shape = Shape::Array(*type, std::move(dims));
     for (int64_t d : dynamic_dims) shape.set_dynamic_dim(d, true);
     return shape;

@@ -10,7 +10,7 @@ bool IsNameStart(char c) {
 
 bool IsNameChar(char c) { return IsNameStart(c) || (c >= '0' && c <= '9') || c == '.' || c == '-'; }
 
-void TextCursor::SkipSpace() {
+void TextCursor::SkipSpaceAndComments() {
   while (pos_ < text_.size()) {
     char c = text_[pos_];
     if (c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\f' || c == '\v') {
@@ -30,17 +30,6 @@ void TextCursor::SkipSpace() {
 bool TextCursor::AtEnd() {
   SkipSpace();
   return pos_ >= text_.size();
-}
-
-char TextCursor::Peek() {
-  SkipSpace();
-  return PeekRaw();
-}
-
-bool TextCursor::Consume(char c) {
-  if (Peek() != c) return false;
-  ++pos_;
-  return true;
 }
 
 bool TextCursor::ConsumeWord(std::string_view word) {
