@@ -197,7 +197,7 @@ Status ModuleParser::ParseInstruction(HloComputation& computation, HloInstructio
   TS_RETURN_IF_ERROR(cursor_.Expect('=', "'=' after instruction name '" + std::string(name) + "'"));
   std::optional<Shape> shape;
   if (NextIsShape(cursor_)) {
-    TS_ASSIGN_OR_RETURN(shape, ReadShape(cursor_));
+    TS_ASSIGN_OR_RETURN(shape, ReadShape(cursor_, 0, &layouts_));
   }
   size_t opcode_position = (cursor_.SkipSpace(), cursor_.position());
   TS_ASSIGN_OR_RETURN(std::string_view opcode_name, cursor_.ParseName("an opcode"));
@@ -265,7 +265,7 @@ Status ModuleParser::ParseOperands(HloInstruction& instruction, bool shape_writt
   do {
     if (NextIsShape(cursor_)) {
       size_t shape_position = cursor_.position();
-      TS_ASSIGN_OR_RETURN(Shape shape, ReadShape(cursor_));
+      TS_ASSIGN_OR_RETURN(Shape shape, ReadShape(cursor_, 0, &layouts_));
       inline_operand_shapes_.push_back({&instruction, static_cast<int64_t>(operands_.size()),
                                         std::move(shape), shape_position});
     }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "compiler/hlo/hlo_module.h"
+#include "compiler/hlo/parse_internal.h"
 #include "compiler/hlo/parser.h"
 #include "compiler/hlo/text_cursor.h"
 
@@ -123,6 +124,7 @@ class ModuleParser {
   std::vector<size_t> computation_positions_;  // by computation index
   std::vector<InlineOperandShape> inline_operand_shapes_;
   int64_t unverified_ = 0;
+  LayoutCache layouts_;
 
   // Of the computation being parsed.
   NameTable names_;

@@ -68,16 +68,26 @@ bool Shape::SharesDefaultLayout(const Layout& layout, size_t rank) {
 }
 
 Layout& Shape::mutable_layout() {
-  if (!layout_) layout_.emplace(DefaultLayout(rank()));
-  return *layout_;
+  if (!layout_owned_ || layout_.use_count() != 1) {
+    layout_ = std::make_shared<Layout>(layout());
+    layout_owned_ = true;
+  }
+  // Made here as a non-const Layout, and held by this shape alone.
+  return const_cast<Layout&>(*layout_);
 }
 
 void Shape::set_layout(Layout layout) {
   if (SharesDefaultLayout(layout, dims_.size())) {
     layout_.reset();
   } else {
-    layout_ = std::move(layout);
+    layout_ = std::make_shared<Layout>(std::move(layout));
   }
+  layout_owned_ = layout_ != nullptr;
+}
+
+void Shape::set_shared_layout(std::shared_ptr<const Layout> layout) {
+  layout_ = std::move(layout);
+  layout_owned_ = false;
 }
 
 Shape Shape::Array(PrimitiveType type, std::vector<int64_t> dims) {
@@ -85,7 +95,7 @@ Shape Shape::Array(PrimitiveType type, std::vector<int64_t> dims) {
   shape.element_type_ = type;
   shape.dims_ = std::move(dims);
   if (shape.dims_.size() >= kSharedDefaultRanks) {
-    shape.layout_ = Layout::Default(static_cast<int64_t>(shape.dims_.size()));
+    shape.set_layout(Layout::Default(static_cast<int64_t>(shape.dims_.size())));
   }
   return shape;
 }

@@ -184,6 +184,15 @@ bool ConsumeDefaultLayout(TextCursor& cursor, size_t rank) {
   return false;
 }
 
+// The text of the layout starting at `at` (`{` to the first `}`), if it is one that the
+// cache may hold: without nested braces, so that reading it ends at that `}`.
+std::string_view CacheableLayoutText(std::string_view text, size_t at) {
+  if (at >= text.size() || text[at] != '{') return {};
+  size_t close = text.find_first_of("{}", at + 1);
+  if (close == std::string_view::npos || text[close] != '}') return {};
+  return text.substr(at, close + 1 - at);
+}
+
 }  // namespace
 
 bool NextIsShape(TextCursor& cursor) {
@@ -197,13 +206,13 @@ bool NextIsShape(TextCursor& cursor) {
   return after < cursor.text().size() && cursor.text()[after] == '[';
 }
 
-Expected<Shape> ReadShape(TextCursor& cursor, int depth) {
+Expected<Shape> ReadShape(TextCursor& cursor, int depth, LayoutCache* layouts) {
   if (depth > kMaxShapeNesting) return cursor.FailHere("shape nested too deeply");
   if (cursor.Consume('(')) {
     std::vector<Shape> elements;
     if (!cursor.Consume(')')) {
       do {
-        TS_ASSIGN_OR_RETURN(Shape element, ReadShape(cursor, depth + 1));
+        TS_ASSIGN_OR_RETURN(Shape element, ReadShape(cursor, depth + 1, layouts));
         elements.push_back(std::move(element));
       } while (cursor.Consume(','));
       TS_RETURN_IF_ERROR(cursor.Expect(')', "',' or ')' in a tuple shape"));
@@ -264,13 +273,38 @@ Expected<Shape> ReadShape(TextCursor& cursor, int depth) {
     return shape;
   }
   size_t layout_at = cursor.position();
-  TS_ASSIGN_OR_RETURN(Layout layout, ReadLayout(cursor, depth));
-  if (layout.minor_to_major.empty() && rank > 0) {
-    return cursor.Fail(layout_at, "layout " + LayoutToString(layout) +
+  std::string_view layout_text =
+      layouts != nullptr ? CacheableLayoutText(cursor.text(), layout_at) : std::string_view();
+  std::shared_ptr<const Layout> shared;
+  if (!layout_text.empty()) {
+    auto it = layouts->layouts.find(layout_text);
+    if (it != layouts->layouts.end()) {
+      shared = it->second;
+      cursor.set_position(layout_at + layout_text.size());
+    }
+  }
+  Layout layout;
+  if (shared == nullptr) {
+    TS_ASSIGN_OR_RETURN(layout, ReadLayout(cursor, depth));
+  }
+  const Layout& read = shared != nullptr ? *shared : layout;
+  if (read.minor_to_major.empty() && rank > 0) {
+    return cursor.Fail(layout_at, "layout " + LayoutToString(read) +
                                       " lists no dimensions for a rank-" + std::to_string(rank) +
                                       " shape");
   }
-  Shape shape = Shape::Array(*type, std::move(dims), std::move(layout));
+  Shape shape = Shape::Array(*type, std::move(dims));
+  if (shared == nullptr && !layout_text.empty() &&
+      cursor.position() == layout_at + layout_text.size() && !layout.IsDefault() &&
+      layouts->layouts.size() < LayoutCache::kMaxEntries) {
+    shared = std::make_shared<const Layout>(std::move(layout));
+    layouts->layouts.emplace(layout_text, shared);
+  }
+  if (shared != nullptr) {
+    shape.set_shared_layout(std::move(shared));
+  } else {
+    shape.set_layout(std::move(layout));
+  }
   for (int64_t d : dynamic_dims) shape.set_dynamic_dim(d, true);
   if (std::string problem = ValidateLayout(shape); !problem.empty()) {
     return cursor.Fail(layout_at, problem);
