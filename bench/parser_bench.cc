@@ -112,8 +112,8 @@ int PeakMemoryChild(const std::string& module, int64_t instructions) {
   int64_t before = reset ? StatusField("VmRSS:") : -1;
   auto parsed = tilesmith::hlo::ParseHloModule(text, "bench.hlo");
   int64_t after = reset ? StatusField("VmHWM:") : -1;
-  double bytes = parsed && before >= 0 && after >= 0 ? static_cast<double>(after - before) * 1024
-                                                     : -1;
+  double bytes =
+      parsed && before >= 0 && after >= 0 ? static_cast<double>(after - before) * 1024 : -1;
   std::printf("%.0f\n", bytes);
   return 0;
 }
@@ -232,35 +232,34 @@ int main(int argc, char** argv) {
   double exponent = GrowthExponent(results);
   const Measurement& largest = results.back();
   auto verdict = [](bool met) { return met ? "met" : "NOT MET"; };
-  std::printf("parser: %.0f MB/s at %lldk mixed instructions, %.0f MB/s at %lldk adds, slowest "
-              "%.0f MB/s (goal >= %.0f): %s\n",
-              largest.megabytes / largest.seconds,
-              static_cast<long long>(largest.instructions / 1000),
-              add_result.megabytes / add_result.seconds,
-              static_cast<long long>(add_result.instructions / 1000), slowest, kThroughputGoal,
-              verdict(slowest >= kThroughputGoal));
+  std::printf(
+      "parser: %.0f MB/s at %lldk mixed instructions, %.0f MB/s at %lldk adds, slowest "
+      "%.0f MB/s (goal >= %.0f): %s\n",
+      largest.megabytes / largest.seconds, static_cast<long long>(largest.instructions / 1000),
+      add_result.megabytes / add_result.seconds,
+      static_cast<long long>(add_result.instructions / 1000), slowest, kThroughputGoal,
+      verdict(slowest >= kThroughputGoal));
   std::printf("growth exponent %.2f over %lldk..%lldk instructions (goal ~1.0, <= 1.1): %s\n",
               exponent, static_cast<long long>(results.front().instructions / 1000),
               static_cast<long long>(largest.instructions / 1000), verdict(exponent <= 1.1));
   if (worst_memory < 0) {
     std::printf("peak memory: not measurable here (goal <= %.0fx text)\n", kMemoryGoal);
   } else {
-    std::printf("peak memory %.1fx text at worst (goal <= %.0fx): %s\n", worst_memory,
-                kMemoryGoal, verdict(worst_memory <= kMemoryGoal));
+    std::printf("peak memory %.1fx text at worst (goal <= %.0fx): %s\n", worst_memory, kMemoryGoal,
+                verdict(worst_memory <= kMemoryGoal));
   }
   if (!json_path.empty()) {
     nlohmann::json rows = nlohmann::json::array();
     for (const Measurement& m : results) rows.push_back(RowJson(m, results[0]));
-    nlohmann::json out = {
-        {"parser", rows},
-        {"adds", RowJson(add_result, add_result)},
-        {"slowest_megabytes_per_second", slowest},
-        {"growth_exponent", exponent},
-        {"peak_memory_vs_text", worst_memory},
-        {"goals",
-         {{"megabytes_per_second", kThroughputGoal},
-          {"growth_exponent", 1.0},
-          {"peak_memory_vs_text", kMemoryGoal}}}};
+    nlohmann::json out = {{"parser", rows},
+                          {"adds", RowJson(add_result, add_result)},
+                          {"slowest_megabytes_per_second", slowest},
+                          {"growth_exponent", exponent},
+                          {"peak_memory_vs_text", worst_memory},
+                          {"goals",
+                           {{"megabytes_per_second", kThroughputGoal},
+                            {"growth_exponent", 1.0},
+                            {"peak_memory_vs_text", kMemoryGoal}}}};
     std::ofstream(json_path) << out.dump(2) << "\n";
   }
   return 0;

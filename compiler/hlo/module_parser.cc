@@ -120,10 +120,9 @@ Status ModuleParser::ParseComputation() {
   TS_ASSIGN_OR_RETURN(std::string_view name, cursor_.ParseName("a computation name"));
   size_t index = computation_positions_.size();
   if (auto [it, inserted] = computation_index_.emplace(name, index); !inserted) {
-    return cursor_.Fail(name_position, "computation '" + std::string(name) +
-                                           "' is defined twice (first at " +
-                                           cursor_.LocationOf(computation_positions_[it->second]) +
-                                           ")");
+    return cursor_.Fail(name_position,
+                        "computation '" + std::string(name) + "' is defined twice (first at " +
+                            cursor_.LocationOf(computation_positions_[it->second]) + ")");
   }
   computation_positions_.push_back(name_position);
   // An optional program shape `(p0: f32[], …) -> f32[]` repeats what the body says.
@@ -176,10 +175,10 @@ Status ModuleParser::ParseComputation() {
 }
 
 std::unexpected<Error> ModuleParser::InstructionLimitError(size_t position) const {
-  Error error = cursor_.ErrorAt(position, "fusion has more than " +
-                                              std::to_string(limits_.max_instructions) +
-                                              " instructions (the limit; --max-instructions "
-                                              "raises it)");
+  Error error =
+      cursor_.ErrorAt(position, "fusion has more than " + std::to_string(limits_.max_instructions) +
+                                    " instructions (the limit; --max-instructions "
+                                    "raises it)");
   error.code = ErrorCode::kResourceExhausted;
   return std::unexpected(std::move(error));
 }
@@ -266,8 +265,8 @@ Status ModuleParser::ParseOperands(HloInstruction& instruction, bool shape_writt
     if (NextIsShape(cursor_)) {
       size_t shape_position = cursor_.position();
       TS_ASSIGN_OR_RETURN(Shape shape, ReadShape(cursor_, 0, &layouts_));
-      inline_operand_shapes_.push_back({&instruction, static_cast<int64_t>(operands_.size()),
-                                        std::move(shape), shape_position});
+      inline_operand_shapes_.push_back(
+          {&instruction, static_cast<int64_t>(operands_.size()), std::move(shape), shape_position});
     }
     PendingOperand operand;
     cursor_.SkipSpace();
@@ -305,9 +304,9 @@ void ModuleParser::ResolveOrDefer(HloComputation& computation, HloInstruction& i
 Status ModuleParser::ResolveDeferred(HloComputation& computation) {
   if (first_duplicate_ != SIZE_MAX) {
     const HloInstruction& duplicate = *computation.instructions()[first_duplicate_];
-    return cursor_.Fail(current_source_->positions[first_duplicate_],
-                        "instruction '" + duplicate.name() + "' is defined twice in '" +
-                            computation.name() + "'");
+    return cursor_.Fail(
+        current_source_->positions[first_duplicate_],
+        "instruction '" + duplicate.name() + "' is defined twice in '" + computation.name() + "'");
   }
   for (const DeferredInstruction& record : deferred_) {
     for (size_t i = 0; i < record.operand_count; ++i) {

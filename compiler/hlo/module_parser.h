@@ -44,8 +44,8 @@ class NameTable {
   };
   void Grow();
 
-  std::vector<Slot> slots_;               // a power of two long, at most half full
-  std::vector<std::string_view> names_;   // by id
+  std::vector<Slot> slots_;              // a power of two long, at most half full
+  std::vector<std::string_view> names_;  // by id
   size_t size_ = 0;
 };
 

@@ -41,10 +41,10 @@ Status VerifyShape(HloInstruction& instruction, bool written) {
     return OkStatus();
   }
   if (!instruction.shape().EqualsIgnoringLayout(*inferred)) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     "'" + instruction.name() + "' is declared as " +
-                         ShapeToStringNoLayout(instruction.shape()) + " but its operands give " +
-                         ShapeToStringNoLayout(*inferred));
+    return MakeError(ErrorCode::kInvalidArgument, "'" + instruction.name() + "' is declared as " +
+                                                      ShapeToStringNoLayout(instruction.shape()) +
+                                                      " but its operands give " +
+                                                      ShapeToStringNoLayout(*inferred));
   }
   return OkStatus();
 }
@@ -96,9 +96,9 @@ Status ModuleParser::ResolveCalls() {
       size_t next = sources_[frame.computation].callees[--frame.remaining];
       Mark& mark = marks[next];
       if (mark == Mark::kGrey) {
-        return cursor_.Fail(computation_positions_[next], "computation '" +
-                                                              module_->computations()[next]->name() +
-                                                              "' calls itself");
+        return cursor_.Fail(
+            computation_positions_[next],
+            "computation '" + module_->computations()[next]->name() + "' calls itself");
       }
       if (mark == Mark::kWhite) {
         mark = Mark::kGrey;

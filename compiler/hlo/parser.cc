@@ -23,6 +23,11 @@ Expected<std::unique_ptr<HloModule>> ParseHloModule(std::string_view text,
 }
 
 Expected<std::unique_ptr<HloModule>> ParseHloModuleFile(const std::string& path) {
+  return ParseHloModuleFile(path, ParseLimits{});
+}
+
+Expected<std::unique_ptr<HloModule>> ParseHloModuleFile(const std::string& path,
+                                                        const ParseLimits& limits) {
   std::ifstream file(path, std::ios::binary);
   if (!file) return MakeError(ErrorCode::kIo, "cannot open '" + path + "'");
   std::string contents;
@@ -39,7 +44,7 @@ Expected<std::unique_ptr<HloModule>> ParseHloModuleFile(const std::string& path)
     contents = std::move(stream).str();
   }
   if (file.bad()) return MakeError(ErrorCode::kIo, "cannot read '" + path + "'");
-  return ParseHloModule(contents, path);
+  return ParseHloModule(contents, path, limits);
 }
 
 }  // namespace tilesmith::hlo

@@ -37,6 +37,10 @@ Expected<std::unique_ptr<HloModule>> ParseHloModule(std::string_view text,
 /// Reads and parses a file; errors are prefixed with its path.
 Expected<std::unique_ptr<HloModule>> ParseHloModuleFile(const std::string& path);
 
+/// As above, within `limits`.
+Expected<std::unique_ptr<HloModule>> ParseHloModuleFile(const std::string& path,
+                                                        const ParseLimits& limits);
+
 /// Parses a shape such as `f32[3,5]{1,0:T(2,2)}` or `(s32[], bf16[8]{0})`.
 Expected<Shape> ParseShape(std::string_view text);
 

@@ -3,6 +3,8 @@
 // and the error a module with several problems reports.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <fstream>
 #include <string>
 
 #include "compiler/hlo/parser.h"
@@ -61,6 +63,30 @@ TEST(ParserScaleTest, TheLimitCountsEveryComputationAndStopsBeforeTheRest) {
   EXPECT_EQ(unlimited.error().code, ErrorCode::kInvalidArgument);
 }
 
+TEST(ParserScaleTest, FilesAreReadWholeAndTheLimitApplies) {
+  std::string path = ::testing::TempDir() + "/parser_scale_chain.hlo";
+  std::string text = AddChain(1000);
+  {
+    std::ofstream file(path, std::ios::binary);
+    file << text;
+  }
+  auto module = ParseHloModuleFile(path);
+  ASSERT_TRUE(module.has_value()) << module.error().message;
+  EXPECT_EQ(PrintModule(**module), PrintModule(**ParseHloModule(text)));
+  ParseLimits limits;
+  limits.max_instructions = 999;
+  auto limited = ParseHloModuleFile(path, limits);
+  ASSERT_FALSE(limited.has_value());
+  EXPECT_EQ(limited.error().code, ErrorCode::kResourceExhausted);
+  EXPECT_EQ(limited.error().message.rfind(path + ":1001:3: error: fusion has more than 999", 0),
+            0u)
+      << limited.error().message;
+  auto missing = ParseHloModuleFile(path + ".missing");
+  ASSERT_FALSE(missing.has_value());
+  EXPECT_EQ(missing.error().code, ErrorCode::kIo);
+  std::remove(path.c_str());
+}
+
 TEST(ParserScaleTest, NoLimitByDefault) {
   auto module = ParseHloModule(AddChain(200'000), "big.hlo");
   ASSERT_TRUE(module.has_value()) << module.error().message;
@@ -88,8 +114,9 @@ TEST(ParserScaleTest, ForwardReferenceHeavyModule) {
   }
   EXPECT_EQ(node->opcode(), HloOpcode::kParameter);
   // Shapes left out are inferred through the forward references.
-  std::string inferred = "ENTRY e {\n  ROOT a = negate(b)\n  b = exponential(c)\n"
-                         "  c = f32[2,3]{0,1} parameter(0)\n}\n";
+  std::string inferred =
+      "ENTRY e {\n  ROOT a = negate(b)\n  b = exponential(c)\n"
+      "  c = f32[2,3]{0,1} parameter(0)\n}\n";
   auto small = ParseHloModule(inferred, "inferred.hlo");
   ASSERT_TRUE(small.has_value()) << small.error().message;
   EXPECT_EQ(ShapeToStringNoLayout((*small)->entry()->root()->shape()), "f32[2,3]");
@@ -137,17 +164,19 @@ TEST(ParserScaleTest, ShapeErrorsFollowPostOrder) {
 // A syntax error after a shape error is reported: shapes are checked only once the whole
 // text has been read.
 TEST(ParserScaleTest, SyntaxErrorsComeBeforeShapeErrors) {
-  auto module = ParseHloModule("ENTRY e {\n  p = f32[2] parameter(0)\n  a = f32[3] negate(p)\n"
-                               "  b = f32[2] tanhh(p)\n}\n",
-                               "syntax.hlo");
+  auto module = ParseHloModule(
+      "ENTRY e {\n  p = f32[2] parameter(0)\n  a = f32[3] negate(p)\n"
+      "  b = f32[2] tanhh(p)\n}\n",
+      "syntax.hlo");
   ASSERT_FALSE(module.has_value());
   EXPECT_EQ(module.error().message, "syntax.hlo:4:14: error: unknown opcode 'tanhh'");
 }
 
 // The benchmark's kind of module, smaller: parse, print, parse again, print again.
 std::string MixedModule(int computations, int per_computation) {
-  std::string text = "HloModule mixed, is_scheduled=true\n\nadd {\n  a = f32[] parameter(0)\n"
-                     "  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n\n";
+  std::string text =
+      "HloModule mixed, is_scheduled=true\n\nadd {\n  a = f32[] parameter(0)\n"
+      "  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n\n";
   const char* unary[] = {"exponential", "tanh", "negate", "log", "sqrt", "abs"};
   const char* binary[] = {"add", "multiply", "subtract", "maximum", "divide"};
   for (int c = 0; c < computations; ++c) {
