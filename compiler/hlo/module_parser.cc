@@ -3,9 +3,10 @@
 // instruction_attributes.cc; module_verifier.cc checks calls and shapes.
 #include "compiler/hlo/module_parser.h"
 
+#include <algorithm>
 #include <cctype>
-#include <functional>
 
+#include "compiler/hlo/name_hash.h"
 #include "compiler/hlo/parse_internal.h"
 
 namespace tilesmith::hlo {
@@ -33,9 +34,7 @@ void NameTable::Grow() {
   }
 }
 
-uint32_t NameTable::Hash(std::string_view name) {
-  return static_cast<uint32_t>(std::hash<std::string_view>{}(name));
-}
+uint32_t NameTable::Hash(std::string_view name) { return static_cast<uint32_t>(HashName(name)); }
 
 int64_t NameTable::Insert(std::string_view name, uint32_t hash, int64_t id) {
   if (static_cast<size_t>(id) >= names_.size()) names_.resize(id + 1);
