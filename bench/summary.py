@@ -40,9 +40,18 @@ def rows(benches):
     parser = benches.get("parser")
     if parser and parser.get("parser"):
         largest = max(parser["parser"], key=lambda r: r["instructions"])
-        out.append(("parser", "%.0f MB/s at %dk instructions (time per MB %.2f× the smallest)" % (
+        text = "%.0f MB/s at %dk instructions (time per MB %.2f× the smallest)" % (
             largest["megabytes_per_second"], largest["instructions"] // 1000,
-            largest["seconds_per_megabyte_vs_smallest"])))
+            largest["seconds_per_megabyte_vs_smallest"])
+        adds = parser.get("adds")
+        if adds:
+            text += "; %.0f MB/s at %dk plain adds" % (adds["megabytes_per_second"],
+                                                       adds["instructions"] // 1000)
+        if "growth_exponent" in parser:
+            text += "; growth exponent %.2f" % parser["growth_exponent"]
+        if parser.get("peak_memory_vs_text", -1) >= 0:
+            text += "; peak memory %.1f× the text" % parser["peak_memory_vs_text"]
+        out.append(("parser", text))
     host = benches.get("host_kernels")
     if host:
         parts = ["%s %s" % (f["name"], pct(f["fraction_of_copy"])) for f in host["fusions"]]

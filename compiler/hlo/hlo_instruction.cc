@@ -21,6 +21,11 @@ std::optional<Enum> FindName(const std::array<std::string_view, N>& names, std::
 
 }  // namespace
 
+const HloAttributes& HloInstruction::NoAttributes() {
+  static const HloAttributes none;
+  return none;
+}
+
 std::string_view ComparisonDirectionName(ComparisonDirection direction) {
   return kDirections[static_cast<size_t>(direction)];
 }

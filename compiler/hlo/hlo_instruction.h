@@ -171,12 +171,15 @@ class HloInstruction {
   HloComputation* called_computation(int64_t i = 0) const { return called_[i]; }
   void AddCalledComputation(HloComputation* computation) { called_.push_back(computation); }
 
-  const HloAttributes& attributes() const { return attributes_; }
-  HloAttributes& mutable_attributes() { return attributes_; }
+  const HloAttributes& attributes() const { return attributes_ ? *attributes_ : NoAttributes(); }
+  HloAttributes& mutable_attributes() {
+    if (!attributes_) attributes_.emplace();
+    return *attributes_;
+  }
   // Shorthands for the most used attributes.
-  std::span<const int64_t> dimensions() const { return attributes_.dimensions; }
-  int64_t parameter_number() const { return attributes_.parameter_number; }
-  int64_t tuple_index() const { return attributes_.tuple_index; }
+  std::span<const int64_t> dimensions() const { return attributes().dimensions; }
+  int64_t parameter_number() const { return attributes().parameter_number; }
+  int64_t tuple_index() const { return attributes().tuple_index; }
 
   /// The value of a `constant`; null otherwise.
   const Literal* literal() const { return literal_.get(); }
@@ -190,7 +193,10 @@ class HloInstruction {
   std::vector<HloInstruction*> operands_;
   std::vector<HloInstruction*> users_;
   std::vector<HloComputation*> called_;
-  HloAttributes attributes_;
+  // Most instructions (elementwise ops) have no attributes: they share one empty set
+  // instead of carrying it, which keeps an instruction small.
+  static const HloAttributes& NoAttributes();
+  Boxed<HloAttributes> attributes_;
   std::unique_ptr<Literal> literal_;
 };
 

@@ -14,16 +14,19 @@ void HloInstruction::AddOperand(HloInstruction* operand) {
 
 HloInstruction* HloComputation::AddInstruction(std::unique_ptr<HloInstruction> instruction) {
   instruction->set_id(static_cast<int64_t>(instructions_.size()));
+  if (instruction->opcode() == HloOpcode::kParameter) {
+    parameter_instructions_.push_back(instruction.get());
+  }
   instructions_.push_back(std::move(instruction));
   return instructions_.back().get();
 }
 
 std::string HloComputation::IndexParameters() {
+  // Only the parameters are visited (recorded as they were added, in order): no pass over
+  // every instruction.
   parameters_.clear();
-  int64_t count = std::count_if(instructions_.begin(), instructions_.end(),
-                                [](const auto& i) { return i->opcode() == HloOpcode::kParameter; });
-  for (const auto& instruction : instructions_) {
-    if (instruction->opcode() != HloOpcode::kParameter) continue;
+  int64_t count = static_cast<int64_t>(parameter_instructions_.size());
+  for (HloInstruction* instruction : parameter_instructions_) {
     int64_t number = instruction->parameter_number();
     if (number < 0) return "parameter '" + instruction->name() + "' has no number";
     if (number >= count) {
@@ -38,7 +41,7 @@ std::string HloComputation::IndexParameters() {
       return "parameter number " + std::to_string(number) + " is used by both '" +
              parameters_[number]->name() + "' and '" + instruction->name() + "'";
     }
-    parameters_[number] = instruction.get();
+    parameters_[number] = instruction;
   }
   for (size_t i = 0; i < parameters_.size(); ++i) {
     if (parameters_[i] == nullptr) {

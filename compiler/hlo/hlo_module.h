@@ -45,6 +45,7 @@ class HloComputation {
   std::string name_;
   std::vector<std::unique_ptr<HloInstruction>> instructions_;
   std::vector<HloInstruction*> parameters_;
+  std::vector<HloInstruction*> parameter_instructions_;  // in the order added
   HloInstruction* root_ = nullptr;
 };
 

@@ -1,7 +1,8 @@
 #include "compiler/hlo/hlo_opcode.h"
 
 #include <array>
-#include <unordered_map>
+
+#include "compiler/hlo/name_hash.h"
 
 namespace tilesmith::hlo {
 namespace {
@@ -144,15 +145,14 @@ constexpr std::array<std::string_view, kHloOpcodeCount> kNames = {{
 std::string_view HloOpcodeName(HloOpcode opcode) { return kNames[static_cast<size_t>(opcode)]; }
 
 std::optional<HloOpcode> ParseHloOpcode(std::string_view name) {
-  // Called for every instruction the parser reads: a hash lookup.
-  static const std::unordered_map<std::string_view, HloOpcode> by_name = [] {
-    std::unordered_map<std::string_view, HloOpcode> map;
-    for (size_t i = 0; i < kNames.size(); ++i) map.emplace(kNames[i], static_cast<HloOpcode>(i));
+  // Called for every instruction the parser reads: a hash and a probe or two.
+  static const auto by_name = [] {
+    StaticNameMap<HloOpcode, 512> map;
+    static_assert(kHloOpcodeCount * 2 <= 512);
+    for (size_t i = 0; i < kNames.size(); ++i) map.Add(kNames[i], static_cast<HloOpcode>(i));
     return map;
   }();
-  auto it = by_name.find(name);
-  if (it == by_name.end()) return std::nullopt;
-  return it->second;
+  return by_name.Find(name);
 }
 
 bool IsUnaryElementwise(HloOpcode opcode) {

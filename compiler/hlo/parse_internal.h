@@ -1,6 +1,10 @@
 // Shape, layout and literal readers shared by the HLO parsers. Private to compiler/hlo.
 #pragma once
 
+#include <memory>
+#include <string_view>
+#include <unordered_map>
+
 #include "compiler/hlo/hlo_instruction.h"
 #include "compiler/hlo/literal.h"
 #include "compiler/hlo/shape.h"
@@ -11,8 +15,16 @@ namespace tilesmith::hlo {
 /// True if the text at the cursor starts a shape (`f32[`, `token[`, or `(`).
 bool NextIsShape(TextCursor& cursor);
 
-/// Reads a shape with optional layout; arrays without a layout get the default one.
-Expected<Shape> ReadShape(TextCursor& cursor, int depth = 0);
+/// Layouts already read, by their text (`{1,0:T(8,128)}`), so that the shapes of a module
+/// that write the same layout share one. Must not outlive the text.
+struct LayoutCache {
+  static constexpr size_t kMaxEntries = 4096;
+  std::unordered_map<std::string_view, std::shared_ptr<const Layout>> layouts;
+};
+
+/// Reads a shape with optional layout; arrays without a layout get the default one. With
+/// `layouts`, a layout seen before is shared instead of read again.
+Expected<Shape> ReadShape(TextCursor& cursor, int depth = 0, LayoutCache* layouts = nullptr);
 
 /// Reads the literal text of a `constant` of `shape` (scalar, nested braces, `{...}`,
 /// tuple of literals).

@@ -2,6 +2,8 @@
 // file, line and column and what was expected.
 #pragma once
 
+#include <cstdint>
+#include <limits>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -13,6 +15,13 @@
 
 namespace tilesmith::hlo {
 
+/// Bounds on what one parse may take, so that a service can refuse oversized input early.
+struct ParseLimits {
+  /// Most instructions a module may have, over all its computations. Parsing stops at the
+  /// first one past it with `ErrorCode::kResourceExhausted`, before reading the rest.
+  int64_t max_instructions = std::numeric_limits<int64_t>::max();
+};
+
 /// Parses a whole module (`HloModule` header optional; computations, `ENTRY` optional,
 /// `ROOT` optional: the last instruction is the root). Operands may be referenced before
 /// they are defined. Every instruction's shape is checked against its operands; a shape
@@ -20,8 +29,17 @@ namespace tilesmith::hlo {
 Expected<std::unique_ptr<HloModule>> ParseHloModule(std::string_view text,
                                                     std::string_view file_name = "<text>");
 
+/// As above, within `limits` (the overload above has none).
+Expected<std::unique_ptr<HloModule>> ParseHloModule(std::string_view text,
+                                                    std::string_view file_name,
+                                                    const ParseLimits& limits);
+
 /// Reads and parses a file; errors are prefixed with its path.
 Expected<std::unique_ptr<HloModule>> ParseHloModuleFile(const std::string& path);
+
+/// As above, within `limits`.
+Expected<std::unique_ptr<HloModule>> ParseHloModuleFile(const std::string& path,
+                                                        const ParseLimits& limits);
 
 /// Parses a shape such as `f32[3,5]{1,0:T(2,2)}` or `(s32[], bf16[8]{0})`.
 Expected<Shape> ParseShape(std::string_view text);

@@ -1,7 +1,8 @@
 #include "compiler/hlo/primitive_type.h"
 
 #include <array>
-#include <unordered_map>
+
+#include "compiler/hlo/name_hash.h"
 
 namespace tilesmith::hlo {
 namespace {
@@ -63,19 +64,18 @@ std::span<const PrimitiveType> AllArrayTypes() { return kArrayTypes; }
 std::string_view PrimitiveTypeName(PrimitiveType type) { return Info(type).name; }
 
 std::optional<PrimitiveType> ParsePrimitiveType(std::string_view name) {
-  // Called for every shape the parser reads: a hash lookup, not a scan.
-  static const std::unordered_map<std::string_view, PrimitiveType> by_name = [] {
-    std::unordered_map<std::string_view, PrimitiveType> map;
+  // Called for every shape the parser reads: a hash and a probe or two, not a scan.
+  static const auto by_name = [] {
+    StaticNameMap<PrimitiveType, 128> map;
+    static_assert(kTypes.size() * 2 <= 128);
     for (const TypeInfo& info : kTypes) {
       if (info.type != PrimitiveType::kInvalid && info.type != PrimitiveType::kTuple) {
-        map.emplace(info.name, info.type);
+        map.Add(info.name, info.type);
       }
     }
     return map;
   }();
-  auto it = by_name.find(name);
-  if (it == by_name.end()) return std::nullopt;
-  return it->second;
+  return by_name.Find(name);
 }
 
 int BitWidth(PrimitiveType type) { return Info(type).bits; }

@@ -44,16 +44,67 @@ bool operator==(const Layout& a, const Layout& b) {
   return a.physical_shape == nullptr || *a.physical_shape == *b.physical_shape;
 }
 
+namespace {
+
+// Ranks whose default layout is shared rather than stored in each shape.
+constexpr size_t kSharedDefaultRanks = 129;
+
+}  // namespace
+
+const Layout& Shape::DefaultLayout(int64_t rank) {
+  static const std::vector<Layout> defaults = [] {
+    std::vector<Layout> layouts;
+    layouts.reserve(kSharedDefaultRanks);
+    for (size_t r = 0; r < kSharedDefaultRanks; ++r) {
+      layouts.push_back(Layout::Default(static_cast<int64_t>(r)));
+    }
+    return layouts;
+  }();
+  return defaults[static_cast<size_t>(rank)];
+}
+
+bool Shape::SharesDefaultLayout(const Layout& layout, size_t rank) {
+  return rank < kSharedDefaultRanks && layout.minor_to_major.size() == rank && layout.IsDefault();
+}
+
+Layout& Shape::mutable_layout() {
+  if (!layout_owned_ || layout_.use_count() != 1) {
+    layout_ = std::make_shared<Layout>(layout());
+    layout_owned_ = true;
+  }
+  // Made here as a non-const Layout, and held by this shape alone.
+  return const_cast<Layout&>(*layout_);
+}
+
+void Shape::set_layout(Layout layout) {
+  if (SharesDefaultLayout(layout, dims_.size())) {
+    layout_.reset();
+  } else {
+    layout_ = std::make_shared<Layout>(std::move(layout));
+  }
+  layout_owned_ = layout_ != nullptr;
+}
+
+void Shape::set_shared_layout(std::shared_ptr<const Layout> layout) {
+  layout_ = std::move(layout);
+  layout_owned_ = false;
+}
+
 Shape Shape::Array(PrimitiveType type, std::vector<int64_t> dims) {
-  Layout layout = Layout::Default(static_cast<int64_t>(dims.size()));
-  return Array(type, std::move(dims), std::move(layout));
+  Shape shape;
+  shape.element_type_ = type;
+  shape.dims_ = std::move(dims);
+  if (shape.dims_.size() >= kSharedDefaultRanks) {
+    shape.set_layout(Layout::Default(static_cast<int64_t>(shape.dims_.size())));
+  }
+  return shape;
 }
 
 Shape Shape::Array(PrimitiveType type, std::vector<int64_t> dims, Layout layout) {
   Shape shape;
   shape.element_type_ = type;
   shape.dims_ = std::move(dims);
-  shape.layout_ = std::move(layout);
+  shape.set_layout(std::move(layout));
   return shape;
 }
 
@@ -74,16 +125,16 @@ bool Shape::IsStatic() const {
   if (IsTuple()) {
     return std::all_of(tuple_.begin(), tuple_.end(), [](const Shape& s) { return s.IsStatic(); });
   }
-  return std::none_of(dynamic_.begin(), dynamic_.end(), [](bool d) { return d; });
+  return !dynamic_ || std::none_of(dynamic_->begin(), dynamic_->end(), [](bool d) { return d; });
 }
 
 void Shape::set_dynamic_dim(int64_t i, bool dynamic) {
-  if (dynamic_.empty()) {
+  if (!dynamic_) {
     if (!dynamic) return;
-    dynamic_.assign(dims_.size(), false);
+    dynamic_.emplace(dims_.size(), false);
   }
-  dynamic_[i] = dynamic;
-  if (std::none_of(dynamic_.begin(), dynamic_.end(), [](bool d) { return d; })) dynamic_.clear();
+  (*dynamic_)[i] = dynamic;
+  if (std::none_of(dynamic_->begin(), dynamic_->end(), [](bool d) { return d; })) dynamic_.reset();
 }
 
 int64_t Shape::ElementCount() const {
@@ -113,7 +164,7 @@ bool operator==(const Shape& a, const Shape& b) {
     }
     return true;
   }
-  return a.layout_ == b.layout_;
+  return a.layout() == b.layout();
 }
 
 namespace {

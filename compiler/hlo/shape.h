@@ -3,12 +3,14 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "compiler/hlo/layout.h"
 #include "compiler/hlo/primitive_type.h"
+#include "support/boxed.h"
 
 namespace tilesmith::hlo {
 
@@ -36,12 +38,16 @@ class Shape {
   std::span<const int64_t> dims() const { return dims_; }
   int64_t dim(int64_t i) const { return dims_[i]; }
   /// True for `<=n` (bounded; `dim()` is the bound) and `?` (unbounded) dimensions.
-  bool IsDynamicDim(int64_t i) const { return !dynamic_.empty() && dynamic_[i]; }
+  bool IsDynamicDim(int64_t i) const { return dynamic_ && (*dynamic_)[i]; }
   bool IsUnboundedDim(int64_t i) const { return dims_[i] == kUnboundedSize; }
   bool IsStatic() const;
-  const Layout& layout() const { return layout_; }
-  Layout& mutable_layout() { return layout_; }
-  void set_layout(Layout layout) { layout_ = std::move(layout); }
+  const Layout& layout() const { return layout_ ? *layout_ : DefaultLayout(rank()); }
+  /// The layout to change; a layout shared with other shapes is copied first.
+  Layout& mutable_layout();
+  void set_layout(Layout layout);
+  /// Shares `layout`, which must not change afterwards, instead of holding a copy: readers
+  /// give every shape with the same layout text one layout.
+  void set_shared_layout(std::shared_ptr<const Layout> layout);
   void set_element_type(PrimitiveType type) { element_type_ = type; }
   void set_dim(int64_t i, int64_t size) { dims_[i] = size; }
   /// Marks dimension i dynamic (bounded by its size, or unbounded if kUnboundedSize).
@@ -61,9 +67,17 @@ class Shape {
 
  private:
   PrimitiveType element_type_ = PrimitiveType::kInvalid;
+  bool layout_owned_ = false;  // layout_ was made by this class (not set_shared_layout)
   std::vector<int64_t> dims_;
-  std::vector<bool> dynamic_;  // empty when every dimension is static
-  Layout layout_;
+  // The default layout of a rank is shared (`DefaultLayout`), not stored: most arrays have
+  // it, and a shape stays small (instructions hold one each).
+  static const Layout& DefaultLayout(int64_t rank);
+  static bool SharesDefaultLayout(const Layout& layout, size_t rank);
+
+  Boxed<std::vector<bool>> dynamic_;  // absent when every dimension is static
+  // Absent when the layout is the default for the rank; shared by copies of a shape (and
+  // copied before a change).
+  std::shared_ptr<const Layout> layout_;
   std::vector<Shape> tuple_;
 };
 

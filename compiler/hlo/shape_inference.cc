@@ -314,6 +314,51 @@ bool IsShapeOpaque(HloOpcode opcode) {
   }
 }
 
+// Mirrors InferUnary and InferBinary for the ops whose result is the operand's element type
+// and dims; any other case is left to them.
+bool ElementwiseShapeHolds(const HloInstruction& instruction, const Shape& declared) {
+  HloOpcode opcode = instruction.opcode();
+  if (IsShapeOpaque(opcode)) return false;
+  if (IsUnaryElementwise(opcode)) {
+    switch (opcode) {
+      case HloOpcode::kCopy:
+      case HloOpcode::kIsFinite:
+      case HloOpcode::kReal:
+      case HloOpcode::kImag:
+      case HloOpcode::kAbs:
+      case HloOpcode::kConvert:
+      case HloOpcode::kBitcastConvert:
+      case HloOpcode::kReducePrecision:
+        return false;
+      default:
+        break;
+    }
+    if (instruction.operand_count() != 1) return false;
+    const Shape& operand = instruction.operand(0)->shape();
+    // The inferred shape is the operand's type, dims and dynamic dims.
+    return operand.IsArray() && InClass(operand.element_type(), UnaryClass(opcode)) &&
+           declared.EqualsIgnoringLayout(operand);
+  }
+  if (IsBinaryElementwise(opcode)) {
+    if (opcode == HloOpcode::kCompare || opcode == HloOpcode::kComplex) return false;
+    if (instruction.operand_count() != 2) return false;
+    const Shape& lhs = instruction.operand(0)->shape();
+    const Shape& rhs = instruction.operand(1)->shape();
+    if (!lhs.IsArray() || !rhs.IsArray() || !lhs.EqualsIgnoringLayout(rhs)) return false;
+    if (!InClass(lhs.element_type(), BinaryClass(opcode))) return false;
+    // The inferred shape is the lhs's type and dims, all static.
+    if (declared.element_type() != lhs.element_type() || declared.IsTuple() ||
+        !std::ranges::equal(declared.dims(), lhs.dims())) {
+      return false;
+    }
+    for (int64_t d = 0; d < declared.rank(); ++d) {
+      if (declared.IsDynamicDim(d)) return false;
+    }
+    return true;
+  }
+  return false;
+}
+
 Expected<Shape> InferShape(const HloInstruction& instruction, const Shape* declared) {
   HloOpcode opcode = instruction.opcode();
   if (opcode == HloOpcode::kConstant) {

@@ -15,6 +15,11 @@ namespace tilesmith::hlo {
 /// without a location; the caller adds it.
 Expected<Shape> InferShape(const HloInstruction& instruction, const Shape* declared);
 
+/// True when `InferShape(instruction, &declared)` would succeed with a shape equal to
+/// `declared` ignoring layout, for the common elementwise ops, decided without building a
+/// shape. False means "not decided here": call InferShape.
+bool ElementwiseShapeHolds(const HloInstruction& instruction, const Shape& declared);
+
 /// True for ops whose result shape we do not derive (collectives, custom-call, rng, …):
 /// their declared shape is taken as given.
 bool IsShapeOpaque(HloOpcode opcode);

@@ -1,4 +1,5 @@
 // Reading shapes and layouts from HLO text.
+#include <charconv>
 #include <memory>
 
 #include "compiler/hlo/parse_internal.h"
@@ -161,6 +162,37 @@ Expected<Layout> ReadLayout(TextCursor& cursor, int depth) {
   return layout;
 }
 
+// Reads `{rank-1,…,1,0}`, the default layout, written plainly (the common case), without
+// building a Layout. Leaves the cursor where it was and returns false on anything else; the
+// general reader then reads it (and reports what is wrong).
+bool ConsumeDefaultLayout(TextCursor& cursor, size_t rank) {
+  size_t saved = cursor.position();
+  if (!cursor.Consume('{')) return false;
+  std::string_view text = cursor.text();
+  for (size_t i = 0; i < rank; ++i) {
+    if (i > 0 && !cursor.Consume(',')) break;
+    cursor.SkipSpace();
+    const char* first = text.data() + cursor.position();
+    uint64_t value = 0;
+    auto [end, error] = std::from_chars(first, text.data() + text.size(), value);
+    if (error != std::errc() || value != rank - 1 - i) break;
+    cursor.set_position(cursor.position() + static_cast<size_t>(end - first));
+    if (i + 1 == rank && cursor.Consume('}')) return true;
+  }
+  if (rank == 0 && cursor.Consume('}')) return true;
+  cursor.set_position(saved);
+  return false;
+}
+
+// The text of the layout starting at `at` (`{` to the first `}`), if it is one that the
+// cache may hold: without nested braces, so that reading it ends at that `}`.
+std::string_view CacheableLayoutText(std::string_view text, size_t at) {
+  if (at >= text.size() || text[at] != '{') return {};
+  size_t close = text.find_first_of("{}", at + 1);
+  if (close == std::string_view::npos || text[close] != '}') return {};
+  return text.substr(at, close + 1 - at);
+}
+
 }  // namespace
 
 bool NextIsShape(TextCursor& cursor) {
@@ -174,13 +206,13 @@ bool NextIsShape(TextCursor& cursor) {
   return after < cursor.text().size() && cursor.text()[after] == '[';
 }
 
-Expected<Shape> ReadShape(TextCursor& cursor, int depth) {
+Expected<Shape> ReadShape(TextCursor& cursor, int depth, LayoutCache* layouts) {
   if (depth > kMaxShapeNesting) return cursor.FailHere("shape nested too deeply");
   if (cursor.Consume('(')) {
     std::vector<Shape> elements;
     if (!cursor.Consume(')')) {
       do {
-        TS_ASSIGN_OR_RETURN(Shape element, ReadShape(cursor, depth + 1));
+        TS_ASSIGN_OR_RETURN(Shape element, ReadShape(cursor, depth + 1, layouts));
         elements.push_back(std::move(element));
       } while (cursor.Consume(','));
       TS_RETURN_IF_ERROR(cursor.Expect(')', "',' or ')' in a tuple shape"));
@@ -199,16 +231,18 @@ Expected<Shape> ReadShape(TextCursor& cursor, int depth) {
     TS_RETURN_IF_ERROR(cursor.Expect(']', "']' (token shapes have no dimensions)"));
     return Shape::Token();
   }
-  std::vector<int64_t> dims;
+  // Dimensions are gathered here and copied once into an exactly sized vector.
+  int64_t dims_buffer[kMaxRank];
+  size_t rank = 0;
   std::vector<int64_t> dynamic_dims;
   if (!cursor.Consume(']')) {
     do {
-      if (dims.size() == kMaxRank) {
+      if (rank == kMaxRank) {
         return cursor.FailHere("rank above " + std::to_string(kMaxRank) + " is not supported");
       }
       if (cursor.Consume('?')) {
-        dynamic_dims.push_back(static_cast<int64_t>(dims.size()));
-        dims.push_back(Shape::kUnboundedSize);
+        dynamic_dims.push_back(static_cast<int64_t>(rank));
+        dims_buffer[rank++] = Shape::kUnboundedSize;
         continue;
       }
       bool bounded = false;
@@ -220,11 +254,12 @@ Expected<Shape> ReadShape(TextCursor& cursor, int depth) {
       size_t dim_at = cursor.position();
       TS_ASSIGN_OR_RETURN(int64_t size, cursor.ParseInt("a dimension size"));
       if (size < 0) return cursor.Fail(dim_at, "dimension sizes must be >= 0");
-      if (bounded) dynamic_dims.push_back(static_cast<int64_t>(dims.size()));
-      dims.push_back(size);
+      if (bounded) dynamic_dims.push_back(static_cast<int64_t>(rank));
+      dims_buffer[rank++] = size;
     } while (cursor.Consume(','));
     TS_RETURN_IF_ERROR(cursor.Expect(']', "',' or ']' in the dimensions"));
   }
+  std::vector<int64_t> dims(dims_buffer, dims_buffer + rank);
   int64_t elements = 1;
   for (int64_t size : dims) {
     if (size == Shape::kUnboundedSize) continue;
@@ -232,20 +267,44 @@ Expected<Shape> ReadShape(TextCursor& cursor, int depth) {
       return cursor.Fail(at, "shape has more than 2^62 elements");
     }
   }
-  size_t rank = dims.size();
-  if (!NextIsLayout(cursor)) {
+  if (!NextIsLayout(cursor) || ConsumeDefaultLayout(cursor, rank)) {
     Shape shape = Shape::Array(*type, std::move(dims));
     for (int64_t d : dynamic_dims) shape.set_dynamic_dim(d, true);
     return shape;
   }
   size_t layout_at = cursor.position();
-  TS_ASSIGN_OR_RETURN(Layout layout, ReadLayout(cursor, depth));
-  if (layout.minor_to_major.empty() && rank > 0) {
-    return cursor.Fail(layout_at, "layout " + LayoutToString(layout) +
+  std::string_view layout_text =
+      layouts != nullptr ? CacheableLayoutText(cursor.text(), layout_at) : std::string_view();
+  std::shared_ptr<const Layout> shared;
+  if (!layout_text.empty()) {
+    auto it = layouts->layouts.find(layout_text);
+    if (it != layouts->layouts.end()) {
+      shared = it->second;
+      cursor.set_position(layout_at + layout_text.size());
+    }
+  }
+  Layout layout;
+  if (shared == nullptr) {
+    TS_ASSIGN_OR_RETURN(layout, ReadLayout(cursor, depth));
+  }
+  const Layout& read = shared != nullptr ? *shared : layout;
+  if (read.minor_to_major.empty() && rank > 0) {
+    return cursor.Fail(layout_at, "layout " + LayoutToString(read) +
                                       " lists no dimensions for a rank-" + std::to_string(rank) +
                                       " shape");
   }
-  Shape shape = Shape::Array(*type, std::move(dims), std::move(layout));
+  Shape shape = Shape::Array(*type, std::move(dims));
+  if (shared == nullptr && !layout_text.empty() &&
+      cursor.position() == layout_at + layout_text.size() && !layout.IsDefault() &&
+      layouts->layouts.size() < LayoutCache::kMaxEntries) {
+    shared = std::make_shared<const Layout>(std::move(layout));
+    layouts->layouts.emplace(layout_text, shared);
+  }
+  if (shared != nullptr) {
+    shape.set_shared_layout(std::move(shared));
+  } else {
+    shape.set_layout(std::move(layout));
+  }
   for (int64_t d : dynamic_dims) shape.set_dynamic_dim(d, true);
   if (std::string problem = ValidateLayout(shape); !problem.empty()) {
     return cursor.Fail(layout_at, problem);

@@ -1,16 +1,33 @@
 #include "compiler/hlo/text_cursor.h"
 
+#include <array>
 #include <charconv>
 
 namespace tilesmith::hlo {
 
-bool IsNameStart(char c) {
+namespace {
+
+constexpr bool IsNameStartSlow(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == '$';
 }
 
-bool IsNameChar(char c) { return IsNameStart(c) || (c >= '0' && c <= '9') || c == '.' || c == '-'; }
+// Name characters by byte: names are scanned for every instruction, operand and shape.
+constexpr auto kNameChars = [] {
+  std::array<bool, 256> table{};
+  for (int c = 0; c < 256; ++c) {
+    char ch = static_cast<char>(c);
+    table[c] = IsNameStartSlow(ch) || (ch >= '0' && ch <= '9') || ch == '.' || ch == '-';
+  }
+  return table;
+}();
 
-void TextCursor::SkipSpace() {
+}  // namespace
+
+bool IsNameStart(char c) { return IsNameStartSlow(c); }
+
+bool IsNameChar(char c) { return kNameChars[static_cast<unsigned char>(c)]; }
+
+void TextCursor::SkipSpaceAndComments() {
   while (pos_ < text_.size()) {
     char c = text_[pos_];
     if (c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\f' || c == '\v') {
@@ -30,17 +47,6 @@ void TextCursor::SkipSpace() {
 bool TextCursor::AtEnd() {
   SkipSpace();
   return pos_ >= text_.size();
-}
-
-char TextCursor::Peek() {
-  SkipSpace();
-  return PeekRaw();
-}
-
-bool TextCursor::Consume(char c) {
-  if (Peek() != c) return false;
-  ++pos_;
-  return true;
 }
 
 bool TextCursor::ConsumeWord(std::string_view word) {
@@ -67,7 +73,7 @@ std::string_view TextCursor::PeekName() {
   if (start < text_.size() && text_[start] == '%') ++start;
   if (start >= text_.size() || !IsNameStart(text_[start])) return {};
   size_t end = start + 1;
-  while (end < text_.size() && IsNameChar(text_[end])) ++end;
+  while (end < text_.size() && kNameChars[static_cast<unsigned char>(text_[end])]) ++end;
   return text_.substr(start, end - start);
 }
 
@@ -172,7 +178,9 @@ Expected<std::string> TextCursor::ParseQuotedString(std::string_view what) {
 Expected<std::string_view> TextCursor::ParseRawValue(std::string_view what) {
   SkipSpace();
   size_t start = pos_;
-  std::vector<char> closers;
+  // Closing brackets still expected, innermost last (at most 257 deep).
+  char closers_buffer[258];
+  size_t depth = 0;
   size_t i = pos_;
   for (; i < text_.size(); ++i) {
     char c = text_[i];
@@ -185,21 +193,21 @@ Expected<std::string_view> TextCursor::ParseRawValue(std::string_view what) {
       continue;
     }
     if (c == '{' || c == '[' || c == '(') {
-      if (closers.size() > 256) return Fail(i, "brackets nested too deeply");
-      closers.push_back(c == '{' ? '}' : c == '[' ? ']' : ')');
+      if (depth > 256) return Fail(i, "brackets nested too deeply");
+      closers_buffer[depth++] = c == '{' ? '}' : c == '[' ? ']' : ')';
       continue;
     }
     if (c == '}' || c == ']' || c == ')') {
-      if (closers.empty()) break;
-      if (closers.back() != c) {
+      if (depth == 0) break;
+      if (closers_buffer[depth - 1] != c) {
         return Fail(i, std::string("mismatched '") + c + "' in " + std::string(what));
       }
-      closers.pop_back();
+      --depth;
       continue;
     }
-    if (closers.empty() && (c == ',' || c == ' ' || c == '\n' || c == '\t' || c == '\r')) break;
+    if (depth == 0 && (c == ',' || c == ' ' || c == '\n' || c == '\t' || c == '\r')) break;
   }
-  if (!closers.empty()) {
+  if (depth != 0) {
     return Fail(start, "unbalanced brackets in " + std::string(what));
   }
   if (i == start) {

@@ -22,15 +22,26 @@ class TextCursor {
   std::string_view text() const { return text_; }
 
   /// Skips spaces, newlines, `// …` and `/* … */` comments.
-  void SkipSpace();
+  void SkipSpace() {
+    // Most calls stand on a token already: decide that inline.
+    if (pos_ < text_.size() && text_[pos_] > ' ' && text_[pos_] != '/') return;
+    SkipSpaceAndComments();
+  }
   /// True when only whitespace and comments remain.
   bool AtEnd();
   /// Next character after skipping space, or '\0' at the end.
-  char Peek();
+  char Peek() {
+    SkipSpace();
+    return PeekRaw();
+  }
   /// The character right at the cursor (no skipping), or '\0'.
   char PeekRaw() const { return pos_ < text_.size() ? text_[pos_] : '\0'; }
   /// Skips space; consumes `c` if it is next.
-  bool Consume(char c);
+  bool Consume(char c) {
+    if (Peek() != c) return false;
+    ++pos_;
+    return true;
+  }
   /// Skips space; consumes `word` if the next name equals it exactly.
   bool ConsumeWord(std::string_view word);
   /// Skips space; consumes `c` or fails with "expected <what>".
@@ -65,6 +76,8 @@ class TextCursor {
   std::string DescribeNext();
 
  private:
+  void SkipSpaceAndComments();
+
   std::string_view text_;
   std::string_view file_name_;
   size_t pos_ = 0;
