@@ -257,8 +257,8 @@ class Generator:
         r = self.rng
         tune = r.random() < 0.08
         body = self.fusion_fields(small=tune)
-        if r.random() < 0.8:
-            body["target"] = r.choice(["host", "host", "cuda:sm_90", "cuda:sm_80", "nope"])
+        if r.random() < 0.95:  # this server serves two targets: one must be named
+            body["target"] = r.choice(["host"] * 6 + ["cuda:sm_90"] * 4 + ["cuda:sm_80"])
         if r.random() < 0.4:
             body["predict"] = r.random() < 0.8
         if tune:
@@ -279,11 +279,11 @@ class Generator:
     def split_body(self):
         r = self.rng
         body = self.fusion_fields(small=True)
-        body["mesh"] = r.choice(["host-4x2", "host-4x2", "h100x8-nvlink", "no_such", "../x", {
+        body["mesh"] = r.choice(["host-4x2"] * 4 + ["h100x8-nvlink", "no_such", "../x", {
             "name": "m", "device": "host",
             "axes": [{"name": "i", "size": r.choice([1, 2, 4]), "bandwidth_gbps": 20,
                       "latency_us": 1}]}])
-        if r.random() < 0.7:
+        if r.random() < 0.5:
             body["in_specs"] = r.choice([["P('i','j')", "P('j',None)"], [["i", None], None],
                                          ["P('i')"], [None, None, None], "P('i')"])
         if r.random() < 0.4:
