@@ -1,16 +1,20 @@
 // The XLA corpus folders of the concatenate, input slices, in-place dynamic-update-slice,
 // scatter and reduction emitters, through the `tilesmith` binary: `analyze --json` names the
-// folder's emitter and reduction variant (each exception says why), `compile` dispatches to that
-// emitter (or to the loop fallback where none exists), and `check` passes on the host, also on a
-// sample of configs.
+// emitter and reduction variant tests/data/emitters/corpus_expectations.txt gives the file or
+// its folder (each exception says why there), `compile` dispatches to that emitter (or to the
+// loop fallback where none exists), and `check` passes on the host, also on a sample of
+// configs.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
 
 namespace tilesmith {
 namespace {
@@ -37,99 +41,78 @@ std::pair<int, std::string> Tilesmith(const std::string& arguments) {
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
 }
 
-// The reduction variant each reduce_* folder is named after.
-const std::map<std::string, std::string>& FolderVariants() {
-  static const std::map<std::string, std::string> variants = {
-      {"reduce_row", "row"},
-      {"reduce_multirow", "multi-row"},
-      {"reduce_column", "column"},
-      {"reduce_column_small", "small column"}};
-  return variants;
-}
+/// What analyze and compile must say for one corpus file or folder.
+struct Expectation {
+  std::string emitter;
+  std::string variant;  // reductions only
+  std::string kernel;   // compile's emitter where it differs (a fallback)
+  int line = 0;
+};
 
-// Reduction files whose variant differs from their folder's: XLA's own choice for them.
-const std::map<std::string, std::string>& VariantExceptions() {
-  static const std::map<std::string, std::string> exceptions = {
-      // W = 4 divides the warp: XLA's small-column test (32 % W == 0) picks it, whatever the
-      // folder the test was written in.
-      {"reduce_column/small.hlo", "small column"},
-      // A power-of-two row of 4 (2) elements fits a warp even at vector 1, so XLA's
-      // multi-row emitter takes these; they test row-reduction regressions in XLA's suite.
-      {"reduce_row/inefficient_codegen.hlo", "multi-row"},
-      {"reduce_row/mof_variadic_variadic.hlo", "multi-row"},
-      // Reduces the middle dim of f32[128,288,32]: the kept dims are not adjacent, so it
-      // is a column reduction [128,288,32], and W = 32 divides the warp.
-      {"reduce_row/reduction_groups_two_in_same_group.hlo", "small column"},
-  };
-  return exceptions;
-}
-
-// Files whose emitter differs from their folder's, and why.
-const std::map<std::string, std::string>& Exceptions() {
-  static const std::map<std::string, std::string> exceptions = {
-      // The spec sends types narrower than 8 bits to the loop emitter (or input slices);
-      // XLA has since taught these emitters packed types.
-      {"concatenate/concat_s4.hlo", "loop"},
-      {"scatter/scatter_s4_unique_indices.hlo", "loop"},
-      {"reduce_row/side_output_s4.hlo", "loop"},
-  };
-  return exceptions;
-}
-
-// Scatters the scatter emitter leaves to the loop emitter's in-order kernel, and why
-// (ScatterFallbackReason).
-const std::map<std::string, std::string>& LoopKernels() {
-  static const std::map<std::string, std::string> files = {
-      // s8 add: no 8-bit atomics on every target, and the indices are not unique.
-      {"scatter/scatter_s8.hlo", "loop"},
-      // s32 multiply with non-unique indices: no atomic multiply; updates apply in order.
-      {"scatter/sorted_indices_large.hlo", "loop"},
-      // Two outputs combined by one reducer.
-      {"scatter/variadic_scatter_simple.hlo", "loop"},
-  };
-  return files;
-}
-
-std::string KernelEmitter(const std::string& name, const std::string& kind) {
-  auto loop = LoopKernels().find(name);
-  return loop != LoopKernels().end() ? loop->second : kind;
+/// tests/data/emitters/corpus_expectations.txt: `FOLDER/: EMITTER [VARIANT]` and
+/// `FOLDER/FILE.hlo: EMITTER [VARIANT] [kernel=K]` lines, keyed by what precedes the colon.
+std::map<std::string, Expectation> ReadExpectations() {
+  std::ifstream file(fs::path(TILESMITH_TEST_DATA_DIR) / "emitters" / "corpus_expectations.txt");
+  std::map<std::string, Expectation> expectations;
+  std::string line;
+  for (int number = 1; std::getline(file, line); ++number) {
+    if (line.empty() || line[0] == '#') continue;
+    size_t colon = line.find(':');
+    EXPECT_NE(colon, std::string::npos) << "corpus_expectations.txt:" << number << ": " << line;
+    if (colon == std::string::npos) continue;
+    Expectation expectation;
+    expectation.line = number;
+    std::istringstream words(line.substr(colon + 1));
+    std::string word;
+    words >> expectation.emitter;
+    while (words >> word) {
+      if (word.starts_with("kernel=")) {
+        expectation.kernel = word.substr(7);
+      } else {
+        expectation.variant += (expectation.variant.empty() ? "" : " ") + word;
+      }
+    }
+    if (expectation.kernel.empty()) expectation.kernel = expectation.emitter;
+    expectations[line.substr(0, colon)] = expectation;
+  }
+  return expectations;
 }
 
 TEST(EmitterCorpusTest, FoldersGetTheirEmitterAndCheckOnTheHost) {
   fs::path corpus = CorpusDir();
   if (corpus.empty()) GTEST_SKIP() << "no corpus (set TILESMITH_CORPUS_DIR)";
+  std::map<std::string, Expectation> expectations = ReadExpectations();
+  ASSERT_FALSE(expectations.empty()) << "no corpus_expectations.txt";
   int files = 0;
-  for (std::string folder :
-       {"concatenate", "input_slices", "dynamic_update_slice", "scatter", "reduce_row",
-        "reduce_multirow", "reduce_column", "reduce_column_small"}) {
-    // The corpus has no input_slices folder yet; its emitter is tested on written cases.
+  for (const auto& [key, folder_expectation] : expectations) {
+    if (!key.ends_with("/")) {
+      EXPECT_TRUE(fs::is_regular_file(corpus / "xla" / key))
+          << "corpus_expectations.txt:" << folder_expectation.line << ": no corpus file " << key;
+      continue;
+    }
+    std::string folder = key.substr(0, key.size() - 1);
     if (!fs::is_directory(corpus / "xla" / folder)) continue;
     for (const auto& entry : fs::directory_iterator(corpus / "xla" / folder)) {
       if (entry.path().extension() != ".hlo") continue;
       std::string name = folder + "/" + entry.path().filename().string();
       std::string path = entry.path().string();
-      auto exception = Exceptions().find(name);
-      bool reduction = FolderVariants().count(folder) > 0;
-      std::string kind = exception != Exceptions().end() ? exception->second
-                         : reduction                     ? "reduction"
-                                                         : folder;
+      auto file_expectation = expectations.find(name);
+      const Expectation& expected =
+          file_expectation != expectations.end() ? file_expectation->second : folder_expectation;
+      std::string where = name + " (corpus_expectations.txt:" + std::to_string(expected.line) + ")";
 
       auto [analyze_code, analyze_out] = Tilesmith("analyze " + path + " --json");
       ASSERT_EQ(analyze_code, 0) << name;
       nlohmann::json analyzed = nlohmann::json::parse(analyze_out);
-      EXPECT_EQ(analyzed["emitter"], kind) << name;
-      if (kind == "reduction") {
-        auto variant = VariantExceptions().find(name);
-        EXPECT_EQ(analyzed["reduction"]["variant"], variant != VariantExceptions().end()
-                                                        ? variant->second
-                                                        : FolderVariants().at(folder))
-            << name;
+      EXPECT_EQ(analyzed["emitter"], expected.emitter) << where;
+      if (!expected.variant.empty()) {
+        EXPECT_EQ(analyzed["reduction"]["variant"], expected.variant) << where;
       }
 
       auto [compile_code, compile_out] =
           Tilesmith("compile " + path + " --target host --emit kernel-ir --json");
       ASSERT_EQ(compile_code, 0) << name;
-      EXPECT_EQ(nlohmann::json::parse(compile_out)["emitter"], KernelEmitter(name, kind)) << name;
+      EXPECT_EQ(nlohmann::json::parse(compile_out)["emitter"], expected.kernel) << where;
 
       auto [check_code, check_out] = Tilesmith("check " + path + " --target host --json");
       EXPECT_EQ(check_code, 0) << name << "\n" << check_out;

@@ -6,13 +6,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -98,11 +98,17 @@ std::string Quote(const std::string& text) {
   return quoted + "'";
 }
 
-/// Where a directive's expectation failed: the file and line, the directive, the output read.
+/// Where a directive's expectation failed: the file and line, the directive, the output read
+/// (its first 12,000 characters).
 std::string Where(const std::string& file, const Directive& d, const std::string& what,
                   const std::string& output) {
+  constexpr size_t kShown = 12000;  // a PTX listing can be long
+  std::string shown = output.size() <= kShown ? output
+                                              : output.substr(0, kShown) + "\n… (" +
+                                                    std::to_string(output.size() - kShown) +
+                                                    " more bytes)\n";
   return file + ":" + std::to_string(d.line) + ": // " + d.key + ": " + d.value + "\n  " + what +
-         "\n--- output ---\n" + output + "--- end ---";
+         "\n--- output ---\n" + shown + "--- end ---";
 }
 
 /// FileCheck's core: each positive pattern is found after the previous one's match; a

@@ -2,7 +2,9 @@
 // and counts itself in; the block that arrives last for a group of outputs folds the parts and
 // writes the outputs, epilogues included. Checked on the host against the evaluator for the
 // reducers atomics cannot combine (epilogues, float max, variadic argmax, a non-identity
-// init), run twice on the same buffers (the counters put themselves back), and for sm_90.
+// init) and run twice on the same buffers (the counters put themselves back). The kernel's
+// scratch, arrival and launch, and its sm_90 fence and counter, are data:
+// tests/data/emitters/reduction/tree_second_pass_*.hlo.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -14,7 +16,6 @@
 #include "compiler/hlo/buffer.h"
 #include "compiler/hlo/literal_compare.h"
 #include "compiler/hlo/tiling.h"
-#include "tests/codegen/nvptx_test_util.h"
 #include "tests/emitters/emitter_test_util.h"
 
 namespace tilesmith::emitters {
@@ -114,26 +115,6 @@ TEST(ReductionTreeTest, EveryReducerMatchesTheEvaluatorThroughTheTreePass) {
       }
     }
   }
-}
-
-TEST(ReductionTreeTest, KernelStoresPartialsInScratchAndOnlyTheLastBlockWrites) {
-  auto module = Parse(Cases()[2].text);  // an epilogue: atomics could not combine it
-  analysis::FusionAnalysis analysis = analysis::AnalyzeFusion(*module->fusion());
-  auto kernel = EmitKernel(analysis, Tree(4), testing::H100());
-  ASSERT_TRUE(kernel.has_value()) << kernel.error().message;
-  std::string text = kernel->ToString();
-  EXPECT_NE(text.find("scratch"), std::string::npos) << text;
-  EXPECT_NE(text.find("arrive %arrivals"), std::string::npos) << text;
-  EXPECT_NE(text.find("of 4 (only the last block goes on)"), std::string::npos) << text;
-  EXPECT_EQ(text.find("atomic_add"), std::string::npos) << text;
-  ASSERT_TRUE(kernel->phases.back().arrival.has_value());
-  auto unsplit = EmitKernel(analysis, nullptr, testing::H100());
-  ASSERT_TRUE(unsplit.has_value());
-  EXPECT_EQ(kernel->launch.block_count(), unsplit->launch.block_count() * 4);
-  EXPECT_EQ(kernel->phases.size(), unsplit->phases.size() + 1);
-  int64_t scratch = 0;
-  for (const KernelBuffer& buffer : kernel->buffers) scratch += buffer.is_scratch;
-  EXPECT_EQ(scratch, 2);  // the partials and the counters
 }
 
 // Aligned host memory for one kernel buffer.
@@ -238,19 +219,6 @@ TEST(ReductionTreeTest, ConfigsSayWhichSecondPassTheyNeed) {
   analysis::FusionAnalysis add_analysis = analysis::AnalyzeFusion(*add->fusion());
   EXPECT_GT(count(add_analysis, true), 0);
   EXPECT_GT(count(add_analysis, false), 0);
-}
-
-TEST(ReductionTreeTest, Sm90KernelFencesAndCountsTheBlocksIn) {
-  TS_SKIP_WITHOUT_CUBINS();
-  for (const Case& c : {Cases()[2], Cases()[4]}) {
-    auto compiled =
-        codegen::testing::CompileHloForNvptx(c.text, codegen::NvptxStage::kCubin, Tree(4));
-    ASSERT_TRUE(compiled.has_value()) << c.name << ": " << compiled.error().message;
-    const std::string& ptx = compiled->compiled.ptx;
-    EXPECT_NE(ptx.find("membar.gl"), std::string::npos) << c.name;
-    EXPECT_NE(ptx.find("atom.global.add.u32"), std::string::npos) << c.name << ptx;
-    EXPECT_EQ(compiled->compiled.cubin.usage.spill_bytes(), 0) << c.name;
-  }
 }
 
 }  // namespace
