@@ -179,6 +179,8 @@ int RunCheck(const cli::Args& args) {
     return ReportError("the reference evaluator failed: " + reference.error().message);
   // Tuple results become one output per array, depth first (as `eval` writes them).
   std::vector<const hlo::Literal*> expected = tuner::FlattenOutputs(*reference);
+  // Each output is judged at the narrowest precision its value was rounded to.
+  std::vector<hlo::PrimitiveType> precisions = tuner::OutputPrecisions(fusion);
 
   nlohmann::json results = nlohmann::json::array();
   int64_t passed = 0;
@@ -200,7 +202,8 @@ int RunCheck(const cli::Args& args) {
       entry["passed"] = false;
       entry["error"] = outputs.error().message;
     } else {
-      tuner::OutputComparison comparison = tuner::CompareOutputs(*outputs, expected, terms);
+      tuner::OutputComparison comparison =
+          tuner::CompareOutputs(*outputs, expected, terms, precisions);
       entry["passed"] = comparison.matches;
       entry["largest_error"] = comparison.largest_error;
       entry["tolerance"] = {{"relative", comparison.relative_tolerance},

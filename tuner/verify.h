@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/hlo/hlo_module.h"
 #include "compiler/hlo/literal.h"
 
 namespace tilesmith::tuner {
@@ -24,10 +25,20 @@ struct OutputComparison {
   double absolute_tolerance = 0;
 };
 
+/// For each output of `fusion` (FlattenOutputs' order), the narrowest float type its value
+/// was rounded to on its way from the parameters, its own type included. Two correct
+/// kernels may differ by an ulp of f32 before a round to bf16, and then by an ulp of bf16
+/// after it; every later f32 step keeps that difference. Parameters and constants are
+/// exact in both, so their types do not count.
+std::vector<hlo::PrimitiveType> OutputPrecisions(const hlo::HloComputation& fusion);
+
 /// Compares `actual[i]` with `expected[i]` for every output; `reassociated_terms` as in
 /// hlo::CompareLiterals (a reduction kernel's tree order differs from the reference's).
+/// `precisions[i]`, when given, is output i's OutputPrecisions: its tolerance is that
+/// type's.
 OutputComparison CompareOutputs(std::span<const hlo::Literal> actual,
                                 std::span<const hlo::Literal* const> expected,
-                                int64_t reassociated_terms = 1);
+                                int64_t reassociated_terms = 1,
+                                std::span<const hlo::PrimitiveType> precisions = {});
 
 }  // namespace tilesmith::tuner

@@ -313,7 +313,8 @@ class Worker {
       answer["reference"] = true;
       answer["verification_error"] = 0.0;
     } else {
-      OutputComparison comparison = CompareOutputs(outputs, *expected, reassociated_terms);
+      OutputComparison comparison =
+          CompareOutputs(outputs, *expected, reassociated_terms, OutputPrecisions(fusion_));
       if (!comparison.matches) {
         nlohmann::json failure =
             Failure("wrong_result", std::to_string(comparison.mismatches) +

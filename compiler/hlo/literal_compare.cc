@@ -26,8 +26,22 @@ Tolerance ReassociatedTolerance(const Literal& expected, PrimitiveType type, int
   return tolerance;
 }
 
+// Mantissa bits of a float type (0 for other types).
+int MantissaBits(PrimitiveType type) {
+  switch (type) {
+    case PrimitiveType::kF64:
+    case PrimitiveType::kC128:
+      return 52;
+    case PrimitiveType::kF32:
+    case PrimitiveType::kC64:
+      return 23;
+    default:
+      return IsNarrowFloat(type) ? FormatOf(type).mantissa_bits : 0;
+  }
+}
+
 void Compare(const Literal& actual, const Literal& expected, const std::string& where,
-             int64_t terms, Comparison& result) {
+             int64_t terms, std::optional<PrimitiveType> precision, Comparison& result) {
   auto fail = [&](std::string message) {
     result.matches = false;
     ++result.mismatches;
@@ -41,12 +55,17 @@ void Compare(const Literal& actual, const Literal& expected, const std::string& 
   if (actual.shape().IsTuple()) {
     for (size_t i = 0; i < actual.tuple_elements().size(); ++i) {
       Compare(actual.tuple_elements()[i], expected.tuple_elements()[i],
-              where + "element " + std::to_string(i) + " ", terms, result);
+              where + "element " + std::to_string(i) + " ", terms, precision, result);
     }
     return;
   }
   PrimitiveType type = actual.element_type();
   Tolerance tolerance = ReassociatedTolerance(expected, type, terms);
+  // A value rounded to a narrower type on its way differs by that type's ulps, relative to
+  // the value; the absolute floor stays the array's own, so a small value keeps a tight bound.
+  if (PrimitiveType judged = precision ? LessPrecise(type, *precision) : type; judged != type) {
+    tolerance.relative = std::max(tolerance.relative, DefaultTolerance(judged).relative);
+  }
   result.tolerance.relative = std::max(result.tolerance.relative, tolerance.relative);
   result.tolerance.absolute = std::max(result.tolerance.absolute, tolerance.absolute);
   auto fail_at = [&](int64_t i) {
@@ -106,10 +125,16 @@ Tolerance DefaultTolerance(PrimitiveType type) {
 }
 
 Comparison CompareLiterals(const Literal& actual, const Literal& expected,
-                           int64_t reassociated_terms) {
+                           int64_t reassociated_terms, std::optional<PrimitiveType> precision) {
   Comparison result;
-  Compare(actual, expected, "", reassociated_terms, result);
+  Compare(actual, expected, "", reassociated_terms, precision, result);
   return result;
+}
+
+PrimitiveType LessPrecise(PrimitiveType a, PrimitiveType b) {
+  int bits_a = MantissaBits(a), bits_b = MantissaBits(b);
+  if (bits_a == 0 || bits_b == 0) return a;
+  return bits_b < bits_a ? b : a;
 }
 
 }  // namespace tilesmith::hlo

@@ -2,6 +2,7 @@
 // tolerance scaled to each float type's precision, and NaN/inf must match exactly.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "compiler/hlo/literal.h"
@@ -33,7 +34,17 @@ struct Comparison {
 /// terms taken in a different order than the reference's (a parallel reduction tree): float
 /// tolerances then grow with the tree's depth, log2(terms), and the absolute tolerance with
 /// the largest expected magnitude, since cancellation leaves results smaller than their terms.
+///
+/// `precision`, when given, is the narrowest float type a float `actual`'s values were
+/// rounded to on the way (an f32 output computed through bf16 converts is only as exact as
+/// bf16): the relative tolerance becomes that type's ulps; the absolute floor stays the
+/// array's own. Never tighter than the array's own type.
 Comparison CompareLiterals(const Literal& actual, const Literal& expected,
-                           int64_t reassociated_terms = 1);
+                           int64_t reassociated_terms = 1,
+                           std::optional<PrimitiveType> precision = std::nullopt);
+
+/// The less precise of two float types (fewer mantissa bits); `a` when either is not a
+/// float type.
+PrimitiveType LessPrecise(PrimitiveType a, PrimitiveType b);
 
 }  // namespace tilesmith::hlo
