@@ -27,19 +27,17 @@ Expected<ascgraph::SizeBindings> ReadSizes(const json& request) {
   return sizes;
 }
 
-// Parses a request's module, refusing one of more than `max_instructions` instructions.
+// Parses a request's module; one of more than `max_instructions` instructions is refused
+// at the first instruction past the limit, before the rest is read.
 Expected<std::unique_ptr<hlo::HloModule>> ParseBounded(const std::string& text,
                                                        std::string_view name,
                                                        int64_t max_instructions) {
-  TS_ASSIGN_OR_RETURN(auto module, hlo::ParseHloModule(text, name));
-  int64_t instructions = 0;
-  for (const auto& computation : module->computations()) {
-    instructions += computation->instruction_count();
-  }
-  if (max_instructions > 0 && instructions > max_instructions) {
+  hlo::ParseLimits limits;
+  if (max_instructions > 0) limits.max_instructions = max_instructions;
+  auto module = hlo::ParseHloModule(text, name, limits);
+  if (!module && module.error().code == ErrorCode::kResourceExhausted) {
     return MakeError(ErrorCode::kResourceExhausted,
-                     "the fusion has " + std::to_string(instructions) +
-                         " instructions, more than this server's limit of " +
+                     "the fusion module has more instructions than this server's limit of " +
                          std::to_string(max_instructions) + " (serve --max-instructions)");
   }
   return module;
