@@ -53,9 +53,8 @@ std::vector<Directive> ReadDirectives(const fs::path& path) {
     size_t colon = text.find(':');
     if (colon == std::string::npos || colon == 0) continue;
     std::string key = text.substr(0, colon);
-    bool is_key = std::all_of(key.begin(), key.end(), [](char c) {
-      return (c >= 'A' && c <= 'Z') || c == '-';
-    });
+    bool is_key = std::all_of(key.begin(), key.end(),
+                              [](char c) { return (c >= 'A' && c <= 'Z') || c == '-'; });
     if (is_key) directives.push_back({key, Trim(std::string_view(text).substr(colon + 1)), number});
   }
   return directives;
@@ -63,10 +62,10 @@ std::vector<Directive> ReadDirectives(const fs::path& path) {
 
 const std::set<std::string>& KnownKeys() {
   static const std::set<std::string> keys = {
-      "EMITTER",   "VARIANT",       "HERO",          "DEFAULT-CONFIG", "TARGET",
-      "CONFIG",    "LAUNCH",        "CHECK",         "CHECK-NOT",      "CHECK-LLVM",
-      "CHECK-LLVM-NOT", "CHECK-PTX", "CHECK-PTX-NOT", "CHECK-ANALYZE",  "CHECK-ANALYZE-NOT",
-      "SAMPLES",   "HOST-CONFIG",   "NO-HOST-CHECK"};
+      "EMITTER",        "VARIANT",     "HERO",          "DEFAULT-CONFIG", "TARGET",
+      "CONFIG",         "LAUNCH",      "CHECK",         "CHECK-NOT",      "CHECK-LLVM",
+      "CHECK-LLVM-NOT", "CHECK-PTX",   "CHECK-PTX-NOT", "CHECK-ANALYZE",  "CHECK-ANALYZE-NOT",
+      "SAMPLES",        "HOST-CONFIG", "NO-HOST-CHECK"};
   return keys;
 }
 
@@ -103,10 +102,10 @@ std::string Quote(const std::string& text) {
 std::string Where(const std::string& file, const Directive& d, const std::string& what,
                   const std::string& output) {
   constexpr size_t kShown = 12000;  // a PTX listing can be long
-  std::string shown = output.size() <= kShown ? output
-                                              : output.substr(0, kShown) + "\n… (" +
-                                                    std::to_string(output.size() - kShown) +
-                                                    " more bytes)\n";
+  std::string shown = output.size() <= kShown
+                          ? output
+                          : output.substr(0, kShown) + "\n… (" +
+                                std::to_string(output.size() - kShown) + " more bytes)\n";
   return file + ":" + std::to_string(d.line) + ": // " + d.key + ": " + d.value + "\n  " + what +
          "\n--- output ---\n" + shown + "--- end ---";
 }
@@ -132,9 +131,8 @@ void MatchInOrder(const std::string& file, const std::vector<Directive>& checks,
     }
     size_t found = output.find(d.value, position);
     if (found == std::string::npos) {
-      ADD_FAILURE() << Where(file, d,
-                             position == 0 ? "not found" : "not found after the previous CHECK",
-                             output);
+      ADD_FAILURE() << Where(
+          file, d, position == 0 ? "not found" : "not found after the previous CHECK", output);
       return;
     }
     check_nots(found);
@@ -215,9 +213,9 @@ TEST_P(EmitterDataTest, MatchesItsDirectives) {
       json expected = json::parse(d.value, nullptr, false);
       ASSERT_TRUE(expected.is_object()) << Where(file, d, "not a JSON object", "");
       for (const auto& [key, value] : expected.items()) {
-        EXPECT_EQ(analyzed["default_config"][key], value)
-            << Where(file, d, "default_config." + key + " is " + analyzed["default_config"][key].dump(),
-                     analyzed["default_config"].dump() + "\n");
+        EXPECT_EQ(analyzed["default_config"][key], value) << Where(
+            file, d, "default_config." + key + " is " + analyzed["default_config"][key].dump(),
+            analyzed["default_config"].dump() + "\n");
       }
     }
   }
@@ -229,7 +227,8 @@ TEST_P(EmitterDataTest, MatchesItsDirectives) {
 
   // compile --emit kernel-ir: the launch line and CHECK lines.
   if (has("LAUNCH") || has("CHECK") || has("CHECK-NOT")) {
-    std::optional<std::string> out = Run("compile --target " + target + config + " --emit kernel-ir");
+    std::optional<std::string> out =
+        Run("compile --target " + target + config + " --emit kernel-ir");
     ASSERT_TRUE(out.has_value());
     for (const Directive& d : of({"LAUNCH"})) {
       size_t at = out->find("\n  launch: ");
