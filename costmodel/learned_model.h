@@ -158,7 +158,7 @@ class LearnedModel : public CostModel {
   const LearnedModelOptions& options() const { return options_; }
   const CostModel& analytic() const { return *analytic_; }
 
-  /// The model as a record for db::Store::PutModel (XGBoost's JSON).
+  /// The model as a record for db::ModelStore::PutModel (XGBoost's JSON).
   Expected<db::ModelRecord> ToRecord(const std::string& device_key,
                                      const std::string& compiler_version) const;
 

@@ -7,7 +7,7 @@
 
 namespace tilesmith::costmodel {
 
-HostCalibrationChoice HostCalibrationFor(db::Store* store, const std::string& device_key,
+HostCalibrationChoice HostCalibrationFor(db::ModelStore* store, const std::string& device_key,
                                          int64_t cache_bytes) {
   HostCalibrationChoice choice;
   std::string unread;
@@ -48,7 +48,7 @@ double DeviceDistance(const db::DeviceRecord& a, const db::DeviceRecord& b) {
          log_ratio(static_cast<double>(a.cores), static_cast<double>(b.cores));
 }
 
-Expected<std::vector<db::DeviceRecord>> SameArchitectureDevices(db::Store& store,
+Expected<std::vector<db::DeviceRecord>> SameArchitectureDevices(db::ResultStore& store,
                                                                 const db::DeviceRecord& device) {
   if (device.target != "cuda") return std::vector<db::DeviceRecord>{};
   TS_ASSIGN_OR_RETURN(std::vector<db::DeviceRecord> devices, store.ListDevices());
@@ -64,7 +64,7 @@ Expected<std::vector<db::DeviceRecord>> SameArchitectureDevices(db::Store& store
   return devices;
 }
 
-ModelChoice BestModelFor(const emitters::Target& target, int64_t cache_bytes, db::Store* store,
+ModelChoice BestModelFor(const emitters::Target& target, int64_t cache_bytes, db::ModelStore* store,
                          const std::string& device_key, const std::string& compiler_version,
                          const LearnedModelOptions& options) {
   ModelChoice choice;

@@ -41,7 +41,7 @@ struct HostCalibrationChoice {
 /// process on this machine — tunes, predictions, the service, training — predicts from the
 /// same figures. `tilesmith model calibrate` measures afresh. A store that cannot be read or
 /// written (null, read-only) is reported in `source`, and the measurement answers.
-HostCalibrationChoice HostCalibrationFor(db::Store* store, const std::string& device_key,
+HostCalibrationChoice HostCalibrationFor(db::ModelStore* store, const std::string& device_key,
                                          int64_t cache_bytes);
 
 /// Same target and compute capability: results of one may stand in for the other's.
@@ -56,7 +56,7 @@ double DeviceDistance(const db::DeviceRecord& a, const db::DeviceRecord& b);
 /// capability), nearest first: by memory bandwidth, then SM count, on a log scale (most
 /// fusions are memory-bound). The same GPU under another driver is nearest of all. Empty for
 /// the host: one CPU's timings say little about another's.
-Expected<std::vector<db::DeviceRecord>> SameArchitectureDevices(db::Store& store,
+Expected<std::vector<db::DeviceRecord>> SameArchitectureDevices(db::ResultStore& store,
                                                                 const db::DeviceRecord& device);
 
 /// The best available model for `target` on the device `device_key` given `store` (null:
@@ -65,7 +65,7 @@ Expected<std::vector<db::DeviceRecord>> SameArchitectureDevices(db::Store& store
 /// model answers (its name is then the analytic one). A stored model that fails to load is
 /// reported in the description and the analytic model answers: a bad model must not stop
 /// predictions.
-ModelChoice BestModelFor(const emitters::Target& target, int64_t cache_bytes, db::Store* store,
+ModelChoice BestModelFor(const emitters::Target& target, int64_t cache_bytes, db::ModelStore* store,
                          const std::string& device_key, const std::string& compiler_version,
                          const LearnedModelOptions& options = {});
 

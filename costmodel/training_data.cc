@@ -19,7 +19,7 @@ struct ParsedFusion {
   std::optional<analysis::FusionAnalysis> analysis;
 };
 
-Expected<ParsedFusion> ParseStoredFusion(db::Store& store, const std::string& fingerprint) {
+Expected<ParsedFusion> ParseStoredFusion(db::ResultStore& store, const std::string& fingerprint) {
   TS_ASSIGN_OR_RETURN(std::optional<db::KernelRecord> kernel, store.GetKernel(fingerprint));
   if (!kernel) return MakeError(ErrorCode::kNotFound, "kernel " + fingerprint + " is not stored");
   ParsedFusion parsed;
@@ -38,7 +38,7 @@ void Note(TrainingSet& set, const std::string& note) {
 
 }  // namespace
 
-Expected<TrainingSet> LoadTrainingSet(db::Store& store, const std::string& device_key,
+Expected<TrainingSet> LoadTrainingSet(db::ResultStore& store, const std::string& device_key,
                                       const std::string& compiler_version,
                                       const DeviceFigures& device, const CostModel& analytic) {
   TS_ASSIGN_OR_RETURN(

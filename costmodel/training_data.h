@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "costmodel/learned_model.h"
-#include "db/store.h"
+#include "db/result_store.h"
 
 namespace tilesmith::costmodel {
 
@@ -26,7 +26,7 @@ struct TrainingSet {
 /// Every verified config measured on `device_key` under `compiler_version`: one row per
 /// (fusion, config), its time the median of its latest trial. Configs with tuned output
 /// layouts are skipped (the fusion would need re-laying out, which is the tuner's business).
-Expected<TrainingSet> LoadTrainingSet(db::Store& store, const std::string& device_key,
+Expected<TrainingSet> LoadTrainingSet(db::ResultStore& store, const std::string& device_key,
                                       const std::string& compiler_version,
                                       const DeviceFigures& device, const CostModel& analytic);
 

@@ -43,7 +43,8 @@ std::optional<double> KeyTrials::Speedup() const {
   return *base / *tuned;
 }
 
-Expected<std::vector<KeyTrials>> LoadTrials(db::Store& store, const db::ResultFilter& filter) {
+Expected<std::vector<KeyTrials>> LoadTrials(db::ResultStore& store,
+                                            const db::ResultFilter& filter) {
   TS_ASSIGN_OR_RETURN(std::vector<db::MeasurementRecord> measurements, store.Measurements(filter));
   TS_ASSIGN_OR_RETURN(std::vector<db::BestResult> best, store.ListBest(filter));
   std::map<std::string, size_t> index;

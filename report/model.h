@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "db/store.h"
+#include "db/result_store.h"
 #include "support/status.h"
 
 namespace tilesmith::report {
@@ -33,7 +33,7 @@ struct KeyTrials {
 };
 
 /// Every key the filter admits, ordered by kernel name, then device, then compiler version.
-Expected<std::vector<KeyTrials>> LoadTrials(db::Store& store, const db::ResultFilter& filter);
+Expected<std::vector<KeyTrials>> LoadTrials(db::ResultStore& store, const db::ResultFilter& filter);
 
 /// The config fields whose value differs between the verified trials, sorted by name.
 std::vector<std::string> VaryingParameters(const std::vector<db::MeasurementRecord>& trials);

@@ -392,7 +392,7 @@ std::string KeySection(const KeyTrials& entry, size_t index) {
 
 }  // namespace
 
-Expected<std::string> RenderReport(db::Store& store, const ReportOptions& options) {
+Expected<std::string> RenderReport(db::ResultStore& store, const ReportOptions& options) {
   std::optional<db::KernelRecord> only;
   if (options.fingerprint) {
     TS_ASSIGN_OR_RETURN(only, store.GetKernel(*options.fingerprint));

@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "db/store.h"
+#include "db/result_store.h"
 #include "support/status.h"
 
 namespace tilesmith::report {
@@ -22,6 +22,6 @@ struct ReportOptions {
 };
 
 /// The page. A fingerprint the store does not know is a kNotFound error.
-Expected<std::string> RenderReport(db::Store& store, const ReportOptions& options);
+Expected<std::string> RenderReport(db::ResultStore& store, const ReportOptions& options);
 
 }  // namespace tilesmith::report

@@ -44,7 +44,7 @@ bool IsHex(std::string_view text) {
 
 // GET /report (`text` empty) and /report/{fingerprint}: the HTML tuning report, rendered from
 // the store on each request (report/report.h).
-HttpResponse ReportPage(db::Store& store, const std::string& text) {
+HttpResponse ReportPage(db::ResultStore& store, const std::string& text) {
   report::ReportOptions options;
   if (!text.empty()) {
     if (text.size() < 6 || text.size() > 64 || !IsHex(text)) {

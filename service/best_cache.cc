@@ -61,7 +61,7 @@ void BestCache::Remember(std::string cache_key, std::shared_ptr<const CachedBest
   entries_[std::move(cache_key)] = {std::move(best), loaded};
 }
 
-Expected<std::shared_ptr<const CachedBest>> BestCache::Get(db::Store& store,
+Expected<std::shared_ptr<const CachedBest>> BestCache::Get(db::ResultStore& store,
                                                            const db::ResultKey& key) {
   std::string cache_key = CacheKey(key);
   {
@@ -77,7 +77,7 @@ Expected<std::shared_ptr<const CachedBest>> BestCache::Get(db::Store& store,
 }
 
 Expected<std::vector<std::shared_ptr<const CachedBest>>> BestCache::GetMany(
-    db::Store& store, std::span<const db::ResultKey> keys) {
+    db::ResultStore& store, std::span<const db::ResultKey> keys) {
   std::vector<std::shared_ptr<const CachedBest>> results(keys.size());
   // The keys to load, each once, and which results each one answers.
   std::vector<db::ResultKey> missing;

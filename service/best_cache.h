@@ -12,7 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "db/store.h"
+#include "db/result_store.h"
 #include "support/status.h"
 
 namespace tilesmith::service {
@@ -37,11 +37,11 @@ class BestCache {
  public:
   explicit BestCache(double ttl_s) : ttl_(std::chrono::duration<double>(ttl_s)) {}
   /// The key's best result, or null when it has none.
-  Expected<std::shared_ptr<const CachedBest>> Get(db::Store& store, const db::ResultKey& key);
+  Expected<std::shared_ptr<const CachedBest>> Get(db::ResultStore& store, const db::ResultKey& key);
   /// Get for each of `keys`, in order: what is cached comes from memory, the rest from one
-  /// Store::BestMany. A batch of new fusions pays one lookup, not one per fusion.
+  /// ResultStore::BestMany. A batch of new fusions pays one lookup, not one per fusion.
   Expected<std::vector<std::shared_ptr<const CachedBest>>> GetMany(
-      db::Store& store, std::span<const db::ResultKey> keys);
+      db::ResultStore& store, std::span<const db::ResultKey> keys);
   void Invalidate(const db::ResultKey& key);
 
  private:

@@ -6,7 +6,7 @@
 
 namespace tilesmith::service {
 
-Expected<std::optional<db::BestResult>> NearestTunedDevice(db::Store& store,
+Expected<std::optional<db::BestResult>> NearestTunedDevice(db::ResultStore& store,
                                                            const std::string& fingerprint,
                                                            const std::string& compiler_version,
                                                            const db::DeviceRecord& device) {

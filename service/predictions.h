@@ -22,7 +22,7 @@ namespace tilesmith::service {
 /// compute capability; nearest by memory bandwidth, then core count, on a log scale), or
 /// nothing. A config tuned on an H100 SXM is a better first answer on an H100 PCIe than any
 /// model's, but it is still not a measurement of this device, and the answer says so.
-Expected<std::optional<db::BestResult>> NearestTunedDevice(db::Store& store,
+Expected<std::optional<db::BestResult>> NearestTunedDevice(db::ResultStore& store,
                                                            const std::string& fingerprint,
                                                            const std::string& compiler_version,
                                                            const db::DeviceRecord& device);

@@ -99,7 +99,7 @@ void PrintBestTable(const std::vector<db::BestResult>& results) {
 }
 
 // The filter from --device (resolved against the store) and --compiler-version.
-Expected<db::ResultFilter> Filter(const cli::Args& args, db::Store& store) {
+Expected<db::ResultFilter> Filter(const cli::Args& args, db::ResultStore& store) {
   db::ResultFilter filter;
   if (args.Has("device")) {
     TS_ASSIGN_OR_RETURN(filter.device_key, db::ResolveDeviceKey(store, args.Get("device")));
@@ -108,7 +108,7 @@ Expected<db::ResultFilter> Filter(const cli::Args& args, db::Store& store) {
   return filter;
 }
 
-int Best(const cli::Args& args, db::Store& store, db::ResultFilter filter) {
+int Best(const cli::Args& args, db::ResultStore& store, db::ResultFilter filter) {
   if (args.positionals().size() > 2) {
     ReportError("'db best' takes at most one FINGERPRINT");
     return kExitUsage;
@@ -132,7 +132,7 @@ int Best(const cli::Args& args, db::Store& store, db::ResultFilter filter) {
   return kExitOk;
 }
 
-int List(const cli::Args& args, db::Store& store, const db::ResultFilter& filter) {
+int List(const cli::Args& args, db::ResultStore& store, const db::ResultFilter& filter) {
   auto kernels = store.ListKernels(filter);
   if (!kernels) return ReportError(kernels.error().message);
   if (args.Has("json")) {
@@ -244,7 +244,7 @@ int Show(const cli::Args& args, db::Store& store, db::ResultFilter filter) {
   return kExitOk;
 }
 
-int Stats(const cli::Args& args, db::Store& store, const std::string& path) {
+int Stats(const cli::Args& args, db::AdminStore& store, const std::string& path) {
   auto stats = store.Stats();
   if (!stats) return ReportError(stats.error().message);
   if (args.Has("json")) {
@@ -286,7 +286,7 @@ int Stats(const cli::Args& args, db::Store& store, const std::string& path) {
   return kExitOk;
 }
 
-int Export(const cli::Args& args, db::Store& store, const db::ResultFilter& filter) {
+int Export(const cli::Args& args, db::ResultStore& store, const db::ResultFilter& filter) {
   if (args.positionals().size() > 2) {
     ReportError("'db export' takes at most one FILE (stdout without)");
     return kExitUsage;
@@ -306,7 +306,7 @@ int Export(const cli::Args& args, db::Store& store, const db::ResultFilter& filt
   return kExitOk;
 }
 
-int Import(const cli::Args& args, db::Store& store) {
+int Import(const cli::Args& args, db::ResultStore& store) {
   if (args.positionals().size() != 2) {
     ReportError("'db import' needs one FILE (an export of 'tilesmith db export')");
     return kExitUsage;
@@ -333,7 +333,7 @@ int Import(const cli::Args& args, db::Store& store) {
   return kExitOk;
 }
 
-int Vacuum(const cli::Args& args, db::Store& store) {
+int Vacuum(const cli::Args& args, db::AdminStore& store) {
   auto before = store.Stats();
   if (!before) return ReportError(before.error().message);
   Status vacuumed = store.Vacuum();

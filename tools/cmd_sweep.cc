@@ -220,7 +220,7 @@ struct RunContext {
 };
 
 // Failed trials under the row's key by status, each with its count and one message.
-json FailureSummary(db::Store& store, const SweepRow& row) {
+json FailureSummary(db::ResultStore& store, const SweepRow& row) {
   json failures = json::object();
   auto trials = store.Measurements({row.fingerprint, row.device, TILESMITH_COMPILER_VERSION});
   if (!trials) return failures;
