@@ -14,7 +14,7 @@
 // SQLite evaluates every expression and ordering, so values compare with SQLite's own
 // types; C++ only takes the first row of each key and tests `median <= fastest + noise`
 // with the doubles SQLite returned, as the view's REAL arithmetic does.
-// tests/db/best_many_test.cc holds the result to Best key by key.
+// tests/db/best_many_contract_test.cc holds the result to Best key by key.
 #include <map>
 #include <unordered_map>
 #include <utility>

@@ -1,16 +1,17 @@
-// One key's best result is read without scanning every trial (the service answers queries
-// with it), and names the same winner as the unfiltered best_results view.
+// One key's best result (Best) names the same winner as the listing of every key (ListBest),
+// on every store (store_factories.h). That SQLite reads it through an index is
+// tests/db/sqlite_store_test.cc.
 #include <gtest/gtest.h>
 
-#include "db/schema.h"
-#include "db_test_util.h"
+#include "tests/db/store_factories.h"
 
 namespace tilesmith::db::testing {
 namespace {
 
-TEST(BestLookupTest, OneKeyMatchesTheViewForEveryKey) {
-  TempDir dir;
-  auto store = OpenStore(dir.File("best.db"));
+class BestLookupContract : public StoreContractTest {};
+
+TEST_P(BestLookupContract, OneKeyMatchesTheViewForEveryKey) {
+  Store* store = NewStore();
   ASSERT_TRUE(store->PutDevice(H100()) && store->PutDevice(Host()));
   std::vector<KernelRecord> kernels;
   std::vector<MeasurementRecord> trials;
@@ -46,22 +47,8 @@ TEST(BestLookupTest, OneKeyMatchesTheViewForEveryKey) {
   EXPECT_FALSE(store->Best({kernels[0].fingerprint, "nowhere", "tilesmith-test-1"})->has_value());
 }
 
-TEST(BestLookupTest, AKeyFilterReadsThatKeysTrialsThroughTheIndex) {
-  TempDir dir;
-  OpenStore(dir.File("plan.db"));
-  auto connection = sqlite::Connection::Open(dir.File("plan.db"), sqlite::OpenMode::kReadOnly, 100);
-  ASSERT_TRUE(connection.has_value());
-  auto plan = (*connection)
-                  ->Prepare("EXPLAIN QUERY PLAN SELECT * FROM (" +
-                            BestResultsQuery("m.fingerprint = ? AND m.device_key = ? AND "
-                                             "m.compiler_version = ?") +
-                            ")");
-  ASSERT_TRUE(plan.has_value()) << plan.error().message;
-  std::string steps;
-  while (*plan->Step()) steps += plan->Text(3) + "\n";
-  EXPECT_NE(steps.find("SEARCH m USING INDEX measurements_by_key"), std::string::npos) << steps;
-  EXPECT_EQ(steps.find("SCAN m"), std::string::npos) << steps;
-}
+INSTANTIATE_TEST_SUITE_P(Stores, BestLookupContract, ::testing::ValuesIn(StoreFactories()),
+                         StoreFactoryName);
 
 }  // namespace
 }  // namespace tilesmith::db::testing

@@ -1,12 +1,12 @@
-// BestMany answers a batch of keys with what Best answers for each, on a real SQLite file:
-// the same winner under the noise and resource rules, the same default time and kernel
-// name, and none where Best has none (no trial, only failures, another device or compiler
-// version), in the order asked, repeats included.
+// BestMany answers a batch of keys with what Best answers for each, on every store
+// (store_factories.h): the same winner under the noise and resource rules, the same default
+// time and kernel name, and none where Best has none (no trial, only failures, another device
+// or compiler version), in the order asked, repeats included.
 #include <gtest/gtest.h>
 
 #include <random>
 
-#include "db_test_util.h"
+#include "tests/db/store_factories.h"
 
 namespace tilesmith::db::testing {
 namespace {
@@ -29,9 +29,10 @@ void ExpectSameAsBest(Store& store, const std::vector<ResultKey>& keys) {
   }
 }
 
-TEST(BestManyTest, EveryKeyAnswersAsBestDoes) {
-  TempDir dir;
-  auto store = OpenStore(dir.File("many.db"));
+class BestManyContract : public StoreContractTest {};
+
+TEST_P(BestManyContract, EveryKeyAnswersAsBestDoes) {
+  Store* store = NewStore();
   ASSERT_TRUE(store->PutDevice(H100()) && store->PutDevice(Host()));
   std::mt19937 random(7);
   std::vector<KernelRecord> kernels;
@@ -97,9 +98,8 @@ TEST(BestManyTest, EveryKeyAnswersAsBestDoes) {
   EXPECT_GT(all->size(), 100u) << "the data should give many keys a winner";
 }
 
-TEST(BestManyTest, ExactTiesGoToTheViewsTieBreakers) {
-  TempDir dir;
-  auto store = OpenStore(dir.File("ties.db"));
+TEST_P(BestManyContract, ExactTiesGoToTheViewsTieBreakers) {
+  Store* store = NewStore();
   ASSERT_TRUE(store->PutDevice(Host()).has_value());
   KernelRecord kernel = Kernel("tied");
   ASSERT_TRUE(store->PutKernel(kernel).has_value());
@@ -119,18 +119,16 @@ TEST(BestManyTest, ExactTiesGoToTheViewsTieBreakers) {
   ExpectSameAsBest(*store, {{kernel.fingerprint, Host().Key(), "tilesmith-test-1"}});
 }
 
-TEST(BestManyTest, NoKeysNoAnswers) {
-  TempDir dir;
-  auto store = OpenStore(dir.File("empty.db"));
+TEST_P(BestManyContract, NoKeysNoAnswers) {
+  Store* store = NewStore();
   auto many = store->BestMany({});
   ASSERT_TRUE(many.has_value()) << many.error().message;
   EXPECT_TRUE(many->empty());
 }
 
-TEST(BestManyTest, ManyDistinctKeysAreEachAnswered) {
+TEST_P(BestManyContract, ManyDistinctKeysAreEachAnswered) {
   // A batch as the service sends it: hundreds of fusions with one trial each.
-  TempDir dir;
-  auto store = OpenStore(dir.File("thousand.db"));
+  Store* store = NewStore();
   ASSERT_TRUE(store->PutDevice(Host()).has_value());
   std::vector<MeasurementRecord> trials;
   std::vector<ResultKey> keys;
@@ -149,6 +147,9 @@ TEST(BestManyTest, ManyDistinctKeysAreEachAnswered) {
   }
   ExpectSameAsBest(*store, keys);
 }
+
+INSTANTIATE_TEST_SUITE_P(Stores, BestManyContract, ::testing::ValuesIn(StoreFactories()),
+                         StoreFactoryName);
 
 }  // namespace
 }  // namespace tilesmith::db::testing

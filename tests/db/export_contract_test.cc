@@ -1,10 +1,9 @@
 // Export/import: a round trip loses nothing, importing twice adds nothing, and a document
 // of another schema version or with broken references is refused before anything is written.
-#include "db/export.h"
-
 #include <gtest/gtest.h>
 
-#include "tests/db/db_test_util.h"
+#include "db/export.h"
+#include "tests/db/store_factories.h"
 
 namespace tilesmith::db {
 namespace {
@@ -14,15 +13,15 @@ using testing::Failure;
 using testing::H100;
 using testing::Host;
 using testing::Kernel;
-using testing::OpenStore;
-using testing::TempDir;
+using testing::StoreFactories;
+using testing::StoreFactoryName;
 using testing::Trial;
 
-class ExportTest : public ::testing::Test {
+class ExportContract : public testing::StoreContractTest {
  protected:
   void SetUp() override {
-    source_ = OpenStore(dir_.File("source.db"));
-    target_ = OpenStore(dir_.File("target.db"));
+    source_ = NewStore();
+    target_ = NewStore();
     ASSERT_TRUE(source_ && target_);
     for (const DeviceRecord& device : {H100(), Host()}) ASSERT_TRUE(source_->PutDevice(device));
     for (const KernelRecord& kernel : {gelu_, softmax_, unmeasured_}) {
@@ -48,15 +47,14 @@ class ExportTest : public ::testing::Test {
     return document;
   }
 
-  TempDir dir_;
-  std::unique_ptr<SqliteStore> source_;
-  std::unique_ptr<SqliteStore> target_;
+  Store* source_ = nullptr;
+  Store* target_ = nullptr;
   KernelRecord gelu_ = Kernel("gelu");
   KernelRecord softmax_ = Kernel("softmax");
   KernelRecord unmeasured_ = Kernel("unmeasured");
 };
 
-TEST_F(ExportTest, TheDocumentIsVersionedAndComplete) {
+TEST_P(ExportContract, TheDocumentIsVersionedAndComplete) {
   auto document = ExportResults(*source_);
   ASSERT_TRUE(document.has_value()) << document.error().message;
   EXPECT_EQ((*document)["format"], "tilesmith-results");
@@ -74,7 +72,7 @@ TEST_F(ExportTest, TheDocumentIsVersionedAndComplete) {
   EXPECT_TRUE((*document)["measurements"][3]["verification_error"].is_null());
 }
 
-TEST_F(ExportTest, ARoundTripLosesNothing) {
+TEST_P(ExportContract, ARoundTripLosesNothing) {
   auto exported = ExportResults(*source_);
   ASSERT_TRUE(exported.has_value());
   // Through text, as a file would carry it.
@@ -94,7 +92,7 @@ TEST_F(ExportTest, ARoundTripLosesNothing) {
   EXPECT_EQ((*best)->default_median_us, 10);
 }
 
-TEST_F(ExportTest, ImportingTwiceAddsNothing) {
+TEST_P(ExportContract, ImportingTwiceAddsNothing) {
   json exported = *ExportResults(*source_);
   ASSERT_TRUE(ImportResults(*target_, exported).has_value());
   auto again = ImportResults(*target_, exported);
@@ -110,7 +108,7 @@ TEST_F(ExportTest, ImportingTwiceAddsNothing) {
   EXPECT_EQ(home->measurements_added, 0);
 }
 
-TEST_F(ExportTest, ImportMergesWithWhatIsThere) {
+TEST_P(ExportContract, ImportMergesWithWhatIsThere) {
   ASSERT_TRUE(target_->PutDevice(H100()));
   ASSERT_TRUE(target_->PutKernel(gelu_));
   ASSERT_TRUE(target_->RecordBatch(std::vector{Trial(gelu_, H100(), {{"v", 4}}, 3)}));
@@ -123,7 +121,7 @@ TEST_F(ExportTest, ImportMergesWithWhatIsThere) {
   EXPECT_EQ((*best)->measurement.timing->median_us, 3) << "the local trial is still the best";
 }
 
-TEST_F(ExportTest, AFilteredExportCarriesOnlyWhatItNeeds) {
+TEST_P(ExportContract, AFilteredExportCarriesOnlyWhatItNeeds) {
   auto exported = ExportResults(*source_, {.device_key = Host().Key()});
   ASSERT_TRUE(exported.has_value());
   EXPECT_EQ((*exported)["devices"].size(), 1u);
@@ -135,7 +133,7 @@ TEST_F(ExportTest, AFilteredExportCarriesOnlyWhatItNeeds) {
   EXPECT_EQ(summary->measurements_added, 1);
 }
 
-TEST_F(ExportTest, AnotherSchemaVersionIsRefusedNamingBoth) {
+TEST_P(ExportContract, AnotherSchemaVersionIsRefusedNamingBoth) {
   json exported = *ExportResults(*source_);
   exported["schema_version"] = kSchemaVersion + 1;
   auto refused = ImportResults(*target_, exported);
@@ -154,7 +152,7 @@ TEST_F(ExportTest, AnotherSchemaVersionIsRefusedNamingBoth) {
   EXPECT_FALSE(ImportResults(*target_, exported).has_value());
 }
 
-TEST_F(ExportTest, BrokenDocumentsChangeNothing) {
+TEST_P(ExportContract, BrokenDocumentsChangeNothing) {
   json good = *ExportResults(*source_);
   auto expect_refused = [&](json document, const std::string& fragment) {
     auto result = ImportResults(*target_, document);
@@ -196,6 +194,9 @@ TEST_F(ExportTest, BrokenDocumentsChangeNothing) {
   wrong_type["measurements"][0]["median_us"] = "fast";
   expect_refused(wrong_type, "measurements[0].median_us: expected a number");
 }
+
+INSTANTIATE_TEST_SUITE_P(Stores, ExportContract, ::testing::ValuesIn(StoreFactories()),
+                         StoreFactoryName);
 
 }  // namespace
 }  // namespace tilesmith::db

@@ -1,11 +1,9 @@
-// The jobs table (schema version 2) on real SQLite files: round trips, state filters,
-// counts, validation, and a version-1 file migrated with its results kept.
-#include "db/jobs.h"
-
+// The jobs role on every store (store_factories.h): round trips, state filters, counts,
+// validation.
 #include <gtest/gtest.h>
 
-#include "db/schema.h"
-#include "db_test_util.h"
+#include "db/jobs.h"
+#include "tests/db/store_factories.h"
 
 namespace tilesmith::db::testing {
 namespace {
@@ -25,9 +23,10 @@ JobRecord Job(const std::string& name, JobState state) {
   return job;
 }
 
-TEST(JobsTest, PutGetRoundTripsAndUpdatesInPlace) {
-  TempDir dir;
-  auto store = OpenStore(dir.File("jobs.db"));
+class JobStoreContract : public StoreContractTest {};
+
+TEST_P(JobStoreContract, PutGetRoundTripsAndUpdatesInPlace) {
+  Store* store = NewStore();
   JobRecord job = Job("gelu", JobState::kQueued);
   ASSERT_TRUE(store->PutJob(job).has_value());
   auto read = store->GetJob(job.id);
@@ -57,9 +56,8 @@ TEST(JobsTest, PutGetRoundTripsAndUpdatesInPlace) {
   EXPECT_FALSE(store->GetJob(NewUid())->has_value());
 }
 
-TEST(JobsTest, ListFiltersByStateOldestFirstAndCountsEveryState) {
-  TempDir dir;
-  auto store = OpenStore(dir.File("jobs.db"));
+TEST_P(JobStoreContract, ListFiltersByStateOldestFirstAndCountsEveryState) {
+  Store* store = NewStore();
   ASSERT_TRUE(store->PutJob(Job("a", JobState::kQueued)).has_value());
   ASSERT_TRUE(store->PutJob(Job("b", JobState::kRunning)).has_value());
   ASSERT_TRUE(store->PutJob(Job("c", JobState::kDone)).has_value());
@@ -78,9 +76,8 @@ TEST(JobsTest, ListFiltersByStateOldestFirstAndCountsEveryState) {
   EXPECT_EQ(counts->at("cancelled"), 0);
 }
 
-TEST(JobsTest, BadJobsAreRefusedNamingTheField) {
-  TempDir dir;
-  auto store = OpenStore(dir.File("jobs.db"));
+TEST_P(JobStoreContract, BadJobsAreRefusedNamingTheField) {
+  Store* store = NewStore();
   JobRecord job = Job("x", JobState::kQueued);
   job.id = "not-hex";
   auto refused = store->PutJob(job);
@@ -93,25 +90,8 @@ TEST(JobsTest, BadJobsAreRefusedNamingTheField) {
   EXPECT_FALSE(ParseJobState("paused").has_value());
 }
 
-TEST(JobsTest, AVersionOneFileGainsTheJobsTableAndKeepsItsResults) {
-  TempDir dir;
-  std::string path = dir.File("v1.db");
-  KernelRecord gelu = Kernel("gelu");
-  {
-    auto connection = sqlite::Connection::Open(path, sqlite::OpenMode::kCreate, 1000);
-    ASSERT_TRUE(connection.has_value());
-    ASSERT_TRUE(Migrate(**connection, Migrations().first(1)).has_value());
-    EXPECT_EQ(*ReadSchemaVersion(**connection), 1);
-  }
-  auto store = OpenStore(path);
-  ASSERT_NE(store, nullptr);
-  EXPECT_EQ(store->Stats()->schema_version, kSchemaVersion);
-  ASSERT_TRUE(store->PutDevice(H100()) && store->PutKernel(gelu));
-  ASSERT_TRUE(store->RecordBatch(std::vector{Trial(gelu, H100(), {{"v", 1}}, 3)}).has_value());
-  ASSERT_TRUE(store->PutJob(Job("gelu", JobState::kQueued)).has_value());
-  EXPECT_EQ(store->ListJobs({})->size(), 1u);
-  EXPECT_EQ(store->ListBest({})->size(), 1u);
-}
+INSTANTIATE_TEST_SUITE_P(Stores, JobStoreContract, ::testing::ValuesIn(StoreFactories()),
+                         StoreFactoryName);
 
 }  // namespace
 }  // namespace tilesmith::db::testing

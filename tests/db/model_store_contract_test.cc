@@ -1,10 +1,8 @@
-// Stored cost models (schema version 3): written and read back byte for byte, the newest
-// answering for its exact key, bad records refused, and a version-2 file migrated with its
-// results kept.
+// Stored cost models on every store (store_factories.h): written and read back byte for
+// byte, the newest answering for its exact key, bad records refused.
 #include <gtest/gtest.h>
 
-#include "db/schema.h"
-#include "tests/db/db_test_util.h"
+#include "tests/db/store_factories.h"
 
 namespace tilesmith::db::testing {
 namespace {
@@ -24,9 +22,10 @@ ModelRecord Model(const std::string& data, const std::string& compiler = "tilesm
   return model;
 }
 
-TEST(ModelsTest, AModelRoundTripsAndTheNewestAnswersForItsKey) {
-  TempDir dir;
-  auto store = OpenStore(dir.File("models.db"));
+class ModelStoreContract : public StoreContractTest {};
+
+TEST_P(ModelStoreContract, AModelRoundTripsAndTheNewestAnswersForItsKey) {
+  Store* store = NewStore();
   ASSERT_NE(store, nullptr);
   auto none = store->LatestModel("learned-xgboost", Host().Key(), "tilesmith-test-1", 1);
   ASSERT_TRUE(none.has_value());
@@ -56,9 +55,8 @@ TEST(ModelsTest, AModelRoundTripsAndTheNewestAnswersForItsKey) {
       store->LatestModel("learned-xgboost", H100().Key(), "tilesmith-test-1", 1)->has_value());
 }
 
-TEST(ModelsTest, IncompleteModelsAreRefusedNamingTheField) {
-  TempDir dir;
-  auto store = OpenStore(dir.File("models.db"));
+TEST_P(ModelStoreContract, IncompleteModelsAreRefusedNamingTheField) {
+  Store* store = NewStore();
   ModelRecord empty = Model("");
   auto refused = store->PutModel(empty);
   ASSERT_FALSE(refused.has_value());
@@ -70,47 +68,8 @@ TEST(ModelsTest, IncompleteModelsAreRefusedNamingTheField) {
   EXPECT_FALSE(store->PutModel(no_schema).has_value());
 }
 
-TEST(ModelsTest, AVersionTwoFileGainsTheModelsTableAndKeepsItsResults) {
-  TempDir dir;
-  std::string path = dir.File("v2.db");
-  KernelRecord gelu = Kernel("gelu");
-  {
-    auto connection = sqlite::Connection::Open(path, sqlite::OpenMode::kCreate, 1000);
-    ASSERT_TRUE(connection.has_value());
-    ASSERT_TRUE(Migrate(**connection, Migrations().first(2)).has_value());
-    EXPECT_EQ(*ReadSchemaVersion(**connection), 2);
-    EXPECT_EQ(*(*connection)->QueryInt("SELECT count(*) FROM sqlite_master WHERE name = 'models'"),
-              0);
-  }
-  {
-    // A result written by version-2 code, row by row as it wrote them.
-    auto connection = sqlite::Connection::Open(path, sqlite::OpenMode::kReadWrite, 1000);
-    ASSERT_TRUE(connection.has_value());
-    std::string hash(64, 'a');
-    ASSERT_TRUE((*connection)
-                    ->Execute("INSERT INTO devices VALUES ('" + Host().Key() +
-                              "', 'host', 'host', 'cpu', 16, 2450, 40, 33554432, '', 'llvm');"
-                              "INSERT INTO kernels VALUES ('" +
-                              gelu.fingerprint + "', 'hlo', 'gelu', 'text', '2024-01-01');" +
-                              "INSERT INTO configs VALUES ('" + gelu.fingerprint + "', '" + hash +
-                              "', 'loop', '{\"v\":1}');" +
-                              "INSERT INTO measurements (uid, fingerprint, config_hash, "
-                              "device_key, compiler_version, status, median_us, measured_at) "
-                              "VALUES ('u1', '" +
-                              gelu.fingerprint + "', '" + hash + "', '" + Host().Key() +
-                              "', 'tilesmith-test-1', 'ok', 3.0, '2024-01-01T00:00:00.000Z');")
-                    .has_value());
-  }
-  auto store = OpenStore(path);
-  ASSERT_NE(store, nullptr);
-  EXPECT_EQ(store->Stats()->schema_version, kSchemaVersion);
-  auto best = store->ListBest({});
-  ASSERT_TRUE(best.has_value());
-  ASSERT_EQ(best->size(), 1u);
-  EXPECT_EQ((*best)[0].measurement.timing->median_us, 3.0);
-  ASSERT_TRUE(store->PutModel(Model("{}")).has_value());
-  EXPECT_TRUE((*store->LatestModel("learned-xgboost", Host().Key(), "tilesmith-test-1", 1)));
-}
+INSTANTIATE_TEST_SUITE_P(Stores, ModelStoreContract, ::testing::ValuesIn(StoreFactories()),
+                         StoreFactoryName);
 
 }  // namespace
 }  // namespace tilesmith::db::testing

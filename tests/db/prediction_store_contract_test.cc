@@ -1,10 +1,9 @@
-// Predictions and host calibrations (schema version 4): predictions round-trip, replace an
-// earlier prediction of the same config and model, and never reach measurements or
-// best_results; calibrations answer newest first per device; a version-3 file migrates.
+// Predictions and host calibrations on every store (store_factories.h): predictions
+// round-trip, replace an earlier prediction of the same config and model, and never reach
+// measurements or best results; calibrations answer newest first per device.
 #include <gtest/gtest.h>
 
-#include "db/schema.h"
-#include "tests/db/db_test_util.h"
+#include "tests/db/store_factories.h"
 
 namespace tilesmith::db::testing {
 namespace {
@@ -23,17 +22,20 @@ PredictionRecord Predicted(const KernelRecord& kernel, nlohmann::json config, do
   return p;
 }
 
-std::unique_ptr<SqliteStore> StoreWith(const TempDir& dir, const KernelRecord& kernel) {
-  auto store = OpenStore(dir.File("predictions.db"));
-  EXPECT_TRUE(store->PutDevice(H100()).has_value());
-  EXPECT_TRUE(store->PutKernel(kernel).has_value());
-  return store;
-}
+class PredictionStoreContract : public StoreContractTest {
+ protected:
+  // A fresh store holding the H100 and `kernel`, as a compile-only tune leaves it.
+  Store* StoreWith(const KernelRecord& kernel) {
+    Store* store = NewStore();
+    EXPECT_TRUE(store->PutDevice(H100()).has_value());
+    EXPECT_TRUE(store->PutKernel(kernel).has_value());
+    return store;
+  }
+};
 
-TEST(PredictionsTest, PredictionsRoundTripAndStayOutOfMeasurements) {
-  TempDir dir;
+TEST_P(PredictionStoreContract, PredictionsRoundTripAndStayOutOfMeasurements) {
   KernelRecord gelu = Kernel("gelu");
-  auto store = StoreWith(dir, gelu);
+  Store* store = StoreWith(gelu);
   PredictionRecord slow = Predicted(gelu, {{"threads", 128}}, 9.5);
   slow.is_default = true;
   PredictionRecord fast = Predicted(gelu, {{"threads", 256}}, 4.25);
@@ -72,10 +74,9 @@ TEST(PredictionsTest, PredictionsRoundTripAndStayOutOfMeasurements) {
   EXPECT_EQ(stats->configs, 3);
 }
 
-TEST(PredictionsTest, PredictingAgainReplacesTheSameModelsRowAndKeepsOtherModels) {
-  TempDir dir;
+TEST_P(PredictionStoreContract, PredictingAgainReplacesTheSameModelsRowAndKeepsOtherModels) {
   KernelRecord gelu = Kernel("gelu");
-  auto store = StoreWith(dir, gelu);
+  Store* store = StoreWith(gelu);
   std::vector<PredictionRecord> first = {Predicted(gelu, {{"threads", 128}}, 9.5)};
   std::vector<PredictionRecord> again = {Predicted(gelu, {{"threads", 128}}, 7.0)};
   std::vector<PredictionRecord> learned = {
@@ -91,10 +92,9 @@ TEST(PredictionsTest, PredictingAgainReplacesTheSameModelsRowAndKeepsOtherModels
   EXPECT_EQ((*read)[1].predicted_us, 7.0);
 }
 
-TEST(PredictionsTest, BadPredictionsAreRefusedAndNothingOfTheBatchIsWritten) {
-  TempDir dir;
+TEST_P(PredictionStoreContract, BadPredictionsAreRefusedAndNothingOfTheBatchIsWritten) {
   KernelRecord gelu = Kernel("gelu");
-  auto store = StoreWith(dir, gelu);
+  Store* store = StoreWith(gelu);
   PredictionRecord no_time = Predicted(gelu, {{"threads", 64}}, 1);
   no_time.predicted_us.reset();
   std::vector<PredictionRecord> batch = {Predicted(gelu, {{"threads", 32}}, 1), no_time};
@@ -113,9 +113,8 @@ TEST(PredictionsTest, BadPredictionsAreRefusedAndNothingOfTheBatchIsWritten) {
   EXPECT_TRUE(store->Predictions({})->empty());
 }
 
-TEST(PredictionsTest, TheNewestCalibrationOfADeviceAnswers) {
-  TempDir dir;
-  auto store = OpenStore(dir.File("calibrations.db"));
+TEST_P(PredictionStoreContract, TheNewestCalibrationOfADeviceAnswers) {
+  Store* store = NewStore();
   EXPECT_FALSE(store->LatestCalibration(Host().Key())->has_value());
   CalibrationRecord old{0, Host().Key(), {{"memory_gbs", 10.0}}, "2026-01-01T00:00:00.000Z"};
   CalibrationRecord fresh{0, Host().Key(), {{"memory_gbs", 12.5}}, ""};
@@ -134,26 +133,8 @@ TEST(PredictionsTest, TheNewestCalibrationOfADeviceAnswers) {
   EXPECT_FALSE(store->PutCalibration(empty).has_value());
 }
 
-TEST(PredictionsTest, AVersionThreeFileGainsBothTablesAndKeepsItsModels) {
-  TempDir dir;
-  std::string path = dir.File("v3.db");
-  {
-    auto connection = sqlite::Connection::Open(path, sqlite::OpenMode::kCreate, 1000);
-    ASSERT_TRUE(connection.has_value());
-    ASSERT_TRUE(Migrate(**connection, Migrations().first(3)).has_value());
-    ASSERT_TRUE((*connection)
-                    ->Execute("INSERT INTO models (name, device_key, compiler_version, "
-                              "feature_schema, format, data, training_rows, fusions, "
-                              "created_at) VALUES ('learned-xgboost', 'k', 'c', 1, "
-                              "'xgboost-json', '{}', 1, 1, '2026-01-01')")
-                    .has_value());
-  }
-  auto store = OpenStore(path);
-  ASSERT_NE(store, nullptr);
-  EXPECT_EQ(store->Stats()->schema_version, kSchemaVersion);
-  EXPECT_TRUE(store->LatestModel("learned-xgboost", "k", "c", 1)->has_value());
-  ASSERT_TRUE(store->PutCalibration({0, Host().Key(), {{"threads", 2}}, ""}).has_value());
-}
+INSTANTIATE_TEST_SUITE_P(Stores, PredictionStoreContract, ::testing::ValuesIn(StoreFactories()),
+                         StoreFactoryName);
 
 }  // namespace
 }  // namespace tilesmith::db::testing

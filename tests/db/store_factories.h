@@ -1,0 +1,69 @@
+// The store implementations every contract test runs against. A contract suite
+// (tests/db/*_contract_test.cc) derives its fixture from StoreContractTest and is
+// instantiated over StoreFactories(), so the next implementation of the store roles
+// (db/store.h) runs every contract test by adding one line to StoreFactories(). What only
+// one implementation promises (SQLite's migrations, WAL, files) is tested beside it
+// (tests/db/sqlite_store_test.cc and the other SQLite tests), not here.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "db/store.h"
+#include "tests/db/db_test_util.h"
+
+namespace tilesmith::db::testing {
+
+/// Makes fresh, empty stores of one implementation.
+struct StoreFactory {
+  std::string name;  ///< Ends each test's name: `Stores/JobStoreContract.…/sqlite`.
+  /// A fresh, empty store, or null (the test failed) when it cannot be made. `dir` is a new
+  /// directory that outlives the store, for an implementation that keeps files.
+  std::function<std::unique_ptr<Store>(const TempDir& dir)> open;
+};
+
+inline void PrintTo(const StoreFactory& factory, std::ostream* os) { *os << factory.name; }
+
+/// Every store implementation. The next one (PostgreSQL: a fresh database or schema per
+/// call) is added here, and every contract suite runs on it.
+inline std::vector<StoreFactory> StoreFactories() {
+  return {
+      {"sqlite",
+       [](const TempDir& dir) -> std::unique_ptr<Store> {
+         return OpenStore(dir.File("store.db"));
+       }},
+  };
+}
+
+/// Names each instantiation after its factory.
+inline std::string StoreFactoryName(const ::testing::TestParamInfo<StoreFactory>& info) {
+  return info.param.name;
+}
+
+/// The fixture of every contract suite, instantiated with
+///   INSTANTIATE_TEST_SUITE_P(Stores, Suite, ::testing::ValuesIn(StoreFactories()),
+///                            StoreFactoryName);
+/// NewStore() gives a fresh store of the implementation under test, owned by the fixture
+/// until the test ends.
+class StoreContractTest : public ::testing::TestWithParam<StoreFactory> {
+ protected:
+  /// A fresh, empty store (null, with the test failed, when it cannot be opened).
+  Store* NewStore() {
+    dirs_.push_back(std::make_unique<TempDir>());
+    std::unique_ptr<Store> store = GetParam().open(*dirs_.back());
+    EXPECT_NE(store, nullptr) << GetParam().name << ": no store";
+    stores_.push_back(std::move(store));
+    return stores_.back().get();
+  }
+
+ private:
+  std::vector<std::unique_ptr<TempDir>> dirs_;  // Declared first: outlives the stores.
+  std::vector<std::unique_ptr<Store>> stores_;
+};
+
+}  // namespace tilesmith::db::testing
