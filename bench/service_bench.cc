@@ -383,6 +383,8 @@ int main(int argc, char** argv) {
       "batch <= 50 ms %s (warm), %s (cold)\n",
       rps >= 10000 ? "met" : "missed", rate, offered.p99_ms <= 2 && rate_met ? "met" : "missed",
       warm_ms <= 50 ? "met" : "missed", cold_ms <= 50 ? "met" : "missed");
+  std::printf("cold 1,000-fusion batch: %.1f ms (goal <= 50 ms): %s\n", cold_ms,
+              cold_ms <= 50 ? "met" : "missed");
   if (!json_path.empty()) {
     std::ofstream(json_path) << json{{"connections", connections},
                                      {"seconds", elapsed},

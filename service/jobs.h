@@ -64,7 +64,8 @@ class JobManager {
   /// Re-queues the database's queued and running jobs and starts one thread per target that
   /// can tune.
   Status Start();
-  /// Lets every running job commit its batch, marks it queued again and joins the threads.
+  /// Stops every running job (within about a second, committing what it measured), marks it
+  /// queued again and joins the threads.
   /// Waiters are told the job as it stands. Idempotent.
   void Stop();
 

@@ -127,7 +127,7 @@ int RunServe(const cli::Args& args) {
   int signal_number = 0;
   sigwait(&stop_signals, &signal_number);
   TS_LOG(kInfo) << "got " << (signal_number == SIGTERM ? "SIGTERM" : "SIGINT")
-                << ": finishing the candidates in flight";
+                << ": stopping the running jobs";
   (*server)->Stop();
   server->reset();
   return kExitOk;

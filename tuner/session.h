@@ -55,8 +55,9 @@ struct TuneOptions {
   /// Told what the tune starts next when a stage may take long before the first batch
   /// (`ranking 72 configs with analytic-host`), so a caller can say so.
   std::function<void(const std::string&)> on_stage;
-  /// Asked before every batch: true ends the tune once the batch in flight has committed
-  /// (a cancelled or interrupted service job). Empty: never.
+  /// Asked before every batch and candidate, between ranked candidates and every 100 ms of
+  /// a measurement: true ends the tune, committing what was measured (a cancelled or
+  /// interrupted service job, a Ctrl-C). Empty: never.
   std::function<bool()> should_stop;
   /// Stored as every trial's job id (the service's job); empty: a fresh id per tune.
   std::string job_id;

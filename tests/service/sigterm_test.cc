@@ -1,5 +1,5 @@
-// `tilesmith serve` as a real process: it prints its URL, serves, and on SIGTERM lets the
-// candidate in flight commit, marks its job queued again and exits 0.
+// `tilesmith serve` as a real process: it prints its URL, serves, and on SIGTERM commits
+// what its job measured, marks the job queued again and exits 0.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>

@@ -294,8 +294,8 @@ class Client:
         return [self.job(job_id) for job_id in job_ids]
 
     def cancel(self, job_id: str) -> Job:
-        """`DELETE /v1/jobs/{id}`: a queued job is cancelled at once, a running one after the
-        batch in flight commits. A job that already ended raises a 409 `TilesmithError`."""
+        """`DELETE /v1/jobs/{id}`: a queued job is cancelled at once, a running one within about
+        a second. A job that already ended raises a 409 `TilesmithError`."""
         path = "/v1/jobs/" + urllib.parse.quote(job_id, safe="")
         return Job(self.request("DELETE", path)[1])
 
