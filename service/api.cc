@@ -142,7 +142,8 @@ Expected<json> ParseBody(const std::string& body, int max_nesting) {
     json parsed = json::parse(body);
     if (!parsed.is_object()) return InvalidArgument("the request body must be a JSON object");
     return parsed;
-  } catch (const json::parse_error& error) {
+  } catch (const json::exception& error) {
+    // Syntax errors, and numbers past a double's range (`1e999`): both the client's JSON.
     std::string message = error.what();
     if (size_t bracket = message.find("] "); message.starts_with("[json") && bracket != 0) {
       message = message.substr(bracket + 2);

@@ -112,7 +112,9 @@ HttpResponse Api::Split(const json& body) {
   }
   split::PredictedKernelTimer timer(*device);
   if (auto ranked = split::RankStrategies(module, *labels, *mesh, timer, *strategies); !ranked) {
-    return ErrorResponse(500, ranked.error().message);
+    // What the fusion or mesh asks for and tilesmith cannot do is the request's (400); only
+    // our own failures are 500.
+    return ErrorResponse(StatusFor(ranked.error()), ranked.error().message);
   }
   const int64_t count = static_cast<int64_t>(strategies->size());
   const int64_t shown = top <= 0 ? count : std::min(top, count);

@@ -73,6 +73,11 @@ Expected<Mesh> ParseMesh(std::string_view json_text, std::string_view label) {
   if (root.is_discarded()) return InvalidArgument(file + ": not valid JSON");
   if (!root.is_object()) return InvalidArgument(file + ": a mesh is a JSON object");
   Mesh mesh;
+  for (const char* field : {"name", "description"}) {
+    if (root.contains(field) && !root[field].is_string()) {
+      return InvalidArgument(file + ": '" + field + "' must be a string");
+    }
+  }
   mesh.name = root.value("name", "");
   mesh.description = root.value("description", "");
   if (!root.contains("device") || !root["device"].is_string() ||

@@ -69,7 +69,18 @@ Expected<std::unique_ptr<hlo::HloModule>> ShardModule(const hlo::HloModule& modu
     return MakeError(ErrorCode::kInternal, "split: the reparsed fusion differs from the original");
   }
   for (int64_t i = 0; i < fused->instruction_count(); ++i) {
-    ShrinkInstruction(*fused->instructions()[i], labels.of[i], factor);
+    HloInstruction& instruction = *fused->instructions()[i];
+    if (instruction.opcode() != HloOpcode::kTuple) {
+      ShrinkInstruction(instruction, labels.of[i], factor);
+    }
+  }
+  // A multi-output fusion's root tuple takes its shrunk operands' shapes, operands first.
+  for (const HloInstruction* const_tuple : fused->PostOrder()) {
+    if (const_tuple->opcode() != HloOpcode::kTuple) continue;
+    auto& tuple = const_cast<HloInstruction&>(*const_tuple);  // owned by `copy`
+    std::vector<hlo::Shape> elements;
+    for (const HloInstruction* operand : tuple.operands()) elements.push_back(operand->shape());
+    tuple.mutable_shape() = hlo::Shape::Tuple(std::move(elements));
   }
   if (copy->entry() != fused) TS_RETURN_IF_ERROR(ShrinkWrapper(*copy->entry(), *fused));
   // Parsing the printed result re-checks every shape against its operands.

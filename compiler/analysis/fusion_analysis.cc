@@ -52,15 +52,17 @@ bool AreDimensionsConsecutive(const Shape& shape, std::span<const int64_t> dims)
 }
 
 // {product of dims more major than `middle`, product of `middle`, product of the rest},
-// in the layout's order.
+// in the layout's order. Dims of size 1 are in no section: one in `middle` ahead of a
+// larger outer dim (f32[1,8,12] keeping dims 0 and 2) must not open the middle early.
 std::array<int64_t, 3> PartitionByMiddleDimensions(const Shape& shape,
                                                    std::span<const int64_t> middle) {
   std::array<int64_t, 3> parts = {1, 1, 1};
   int section = 0;
   for (int64_t dim : MajorToMinor(shape)) {
+    if (shape.dim(dim) == 1) continue;
     bool in_middle = Contains(middle, dim);
     if (section == 0 && in_middle) section = 1;
-    if (section == 1 && !in_middle && shape.dim(dim) != 1) section = 2;
+    if (section == 1 && !in_middle) section = 2;
     parts[in_middle ? 1 : section] *= shape.dim(dim);
   }
   return parts;

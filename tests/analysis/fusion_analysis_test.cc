@@ -85,6 +85,16 @@ TEST(FusionAnalysisTest, ReductionDimensionsFollowTheLayout) {
   dims = GetReductionDimensions(*transposed->fusion()->root());
   EXPECT_TRUE(dims.is_row_reduction);
   EXPECT_EQ(dims.dimensions, (std::array<int64_t, 3>{1, 784, 16}));
+
+  // A kept dim of size 1 ahead of the reduced one changes nothing: still a column
+  // reduction of 8 rows of 12 (a split's per-device shard of f32[4,8,12] on 4 devices).
+  auto unit_kept = Parse(R"(
+    add { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT s = f32[] add(a, b) }
+    f { p = f32[1,8,12] parameter(0)  c = f32[] constant(0)
+        ROOT r = f32[1,12] reduce(p, c), dimensions={1}, to_apply=add })");
+  dims = GetReductionDimensions(*unit_kept->fusion()->root());
+  EXPECT_FALSE(dims.is_row_reduction);
+  EXPECT_EQ(dims.dimensions, (std::array<int64_t, 3>{1, 8, 12}));
 }
 
 TEST(FusionAnalysisTest, RulesInOrder) {

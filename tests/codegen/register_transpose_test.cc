@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <sstream>
+#include <string>
 
 #include "compiler/codegen/host_backend.h"
 #include "compiler/hlo/evaluator.h"
@@ -125,7 +127,16 @@ TEST(RegisterTransposeEdgesTest, HintsThatDoNotFitTheLoopStillComputeTheTranspos
     loop.register_transpose = Hint{0, 1};
   });
   EXPECT_EQ(outer.mismatch, "");
-  EXPECT_EQ(testing::CountLines(outer.llvm_ir, "shufflevector"), 0) << outer.llvm_ir;
+  // No transposing shuffle. LLVM's vectoriser may still splat an address or an index
+  // (a shufflevector with a zeroinitializer mask), as it does on CPUs with AVX-512; a splat
+  // moves no element of the tile.
+  int transposing = 0;
+  std::istringstream lines(outer.llvm_ir);
+  for (std::string line; std::getline(lines, line);) {
+    transposing += line.find("shufflevector") != std::string::npos &&
+                   line.find("zeroinitializer") == std::string::npos;
+  }
+  EXPECT_EQ(transposing, 0) << outer.llvm_ir;
 }
 
 }  // namespace

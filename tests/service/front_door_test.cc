@@ -267,5 +267,42 @@ TEST_F(ServiceTest, MeshErrorsNameTheConfigsFolderNotTheInstallPath) {
   EXPECT_EQ(missing.body.find(TILESMITH_SOURCE_DIR), std::string::npos) << missing.body;
 }
 
+// Found by the API fuzzer: each was a 500 (the server stayed up).
+TEST_F(ServiceTest, FuzzedSplitsAndNumbersGetAnswersNot500s) {
+  StartServer();
+  // A multi-output fusion: the per-device module shrinks its root tuple too.
+  Reply tuple = Post("/v1/split", {{"fusion", ReadFile(TILESMITH_TEST_DATA_DIR
+                                                       "/split_tuple_root.hlo")},
+                                   {"mesh", "host-4x2"}});
+  EXPECT_EQ(tuple.status, 200) << tuple.body;
+  // A per-device reduce whose kept dims include one of size 1.
+  Reply reduce = Post("/v1/split", {{"fusion", ReadFile(TILESMITH_TEST_DATA_DIR
+                                                        "/split_reduce.hlo")},
+                                    {"mesh", "host-4x2"},
+                                    {"in_specs", {"P('i')"}}});
+  EXPECT_EQ(reduce.status, 200) << reduce.body;
+  // An entry that computes besides the fusion: not splittable, and the client's to fix.
+  std::string copying =
+      "HloModule m\n\nf {\n  p = f32[8] parameter(0)\n  ROOT n = f32[8] negate(p)\n}\n\n"
+      "ENTRY main {\n  p = f32[8] parameter(0)\n  c = f32[8] copy(p)\n"
+      "  ROOT r = f32[8] fusion(c), kind=kLoop, calls=f\n}\n";
+  Reply copy = Post("/v1/split", {{"fusion", copying}, {"mesh", "host-4x2"}});
+  EXPECT_EQ(copy.status, 400) << copy.body;
+  Reply mesh_name = Post("/v1/split", {{"fusion", copying},
+                                       {"mesh",
+                                        {{"name", 1},
+                                         {"device", "host"},
+                                         {"axes", {{{"name", "i"},
+                                                    {"size", 4},
+                                                    {"bandwidth_gbps", 20},
+                                                    {"latency_us", 1}}}}}}});
+  EXPECT_EQ(mesh_name.status, 400) << mesh_name.body;
+  for (const char* route : {"/v1/query", "/v1/query:batch", "/v1/tune", "/v1/split"}) {
+    Reply overflow = Client(port()).Send("POST", route, R"({"fusion": 1e999})");
+    EXPECT_EQ(overflow.status, 400) << route << overflow.body;
+  }
+  EXPECT_EQ(Get("/healthz").status, 200);
+}
+
 }  // namespace
 }  // namespace tilesmith::service::testing
