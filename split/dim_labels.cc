@@ -121,6 +121,15 @@ class Labeler {
         // Each block would count from 0 instead of from its offset.
         Pin(Slot(instruction, instruction.attributes().iota_dimension), "an iota's dim");
         return;
+      case HloOpcode::kBitcastConvert:
+        // A narrowing bitcast-convert adds a minor dim holding each element's pieces: a
+        // block of it is no element at all.
+        if (instruction.shape().IsArray() && instruction.operand(0)->shape().IsArray() &&
+            instruction.shape().rank() > instruction.operand(0)->shape().rank()) {
+          Pin(Slot(instruction, instruction.shape().rank() - 1),
+              "the pieces of a narrowing bitcast-convert");
+        }
+        break;
       default:
         break;
     }

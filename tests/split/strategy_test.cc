@@ -115,6 +115,22 @@ TEST(SplitDimLabelsTest, PositionDependentDimsArePinned) {
   EXPECT_TRUE(labels->pinned[p[0]]) << "regrouped by the reshape";
 }
 
+// A narrowing bitcast-convert's new minor dim holds each element's bytes: never split.
+TEST(SplitDimLabelsTest, TheBytesOfANarrowingBitcastConvertArePinned) {
+  auto module = hlo::ParseHloModule(R"(
+    ENTRY e {
+      p = f32[8] parameter(0)
+      ROOT b = u8[8,4] bitcast-convert(p)
+    })");
+  ASSERT_TRUE(module.has_value()) << module.error().message;
+  const hlo::HloComputation& fusion = *(*module)->fusion();
+  auto labels = LabelDims(fusion);
+  ASSERT_TRUE(labels.has_value()) << labels.error().message;
+  const auto& bytes = labels->Of(*fusion.root());
+  EXPECT_TRUE(labels->pinned[bytes[1]]);
+  EXPECT_FALSE(labels->pinned[bytes[0]]) << "the elements still split";
+}
+
 // The spec's example: A P('i','j') @ B P('j',None) sums partial products over 'j'.
 TEST(SplitStrategyTest, SpecMatmulPsumOrPsumScatter) {
   auto module = hlo::ParseHloModule(R"(
