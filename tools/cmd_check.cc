@@ -250,6 +250,11 @@ int RunCheck(const cli::Args& args) {
     std::cout << "checked " << checked << ", passed " << passed << ", failed " << checked - passed
               << "\n";
   }
+  // The exit status says it too, and stderr says why, so a script sees more than a code.
+  if (checked == 0 || passed != checked) {
+    std::cerr << "tilesmith check: " << checked - passed << " of " << checked
+              << " configs did not match the evaluator\n";
+  }
   return checked > 0 && passed == checked ? kExitOk : kExitFailure;
 }
 
