@@ -35,8 +35,9 @@ struct Server::State {
   Metrics metrics;
   std::unique_ptr<JobManager> jobs;
   std::unique_ptr<Api> api;
-  // Requests that parse much (large bodies, batches, splits) are answered here, never on
-  // the I/O threads, so /healthz and cached queries stay fast while they run.
+  // Requests that parse or read much (large bodies, batches, splits, listings, reports)
+  // are answered here, never on the I/O threads, so /healthz and cached queries stay fast
+  // while they run.
   net::thread_pool heavy{2};
   std::atomic<bool> stopped = false;
   int port = 0;
@@ -52,9 +53,12 @@ constexpr size_t kHeavyBodyBytes = 64 * 1024;
 // After answering a body this large, memory the allocator keeps is handed back to the system.
 constexpr size_t kTrimAfterBytes = 4 << 20;
 
+// Large bodies, and routes whose work grows with the request or the whole database:
+// batches, splits, the kernel listing and the HTML report.
 bool IsHeavy(const HttpRequest& request) {
   return request.body.size() > kHeavyBodyBytes || request.path == "/v1/query:batch" ||
-         request.path == "/v1/split";
+         request.path == "/v1/split" || request.path == "/v1/kernels" ||
+         request.path.starts_with("/report");
 }
 constexpr auto kWriteTimeout = std::chrono::seconds(30);
 constexpr auto kLingerTimeout = std::chrono::seconds(5);
