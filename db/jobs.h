@@ -39,8 +39,8 @@ struct JobRecord {
   std::string error;                                   ///< Why it failed.
   /// Runs of this job whose process ended before the job did (found `running` at a start).
   int64_t unfinished_runs = 0;
-  std::string created_at;                              ///< UtcNow() when empty on first write.
-  std::string updated_at;                              ///< Set on every write.
+  std::string created_at;  ///< UtcNow() when empty on first write.
+  std::string updated_at;  ///< Set on every write.
   bool operator==(const JobRecord&) const = default;
 };
 

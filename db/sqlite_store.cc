@@ -56,9 +56,9 @@ std::string PrintableExcerpt(std::string_view text, size_t limit = 48) {
 Expected<nlohmann::json> ParseStoredJson(const std::string& text, std::string_view column) {
   nlohmann::json value = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (value.is_discarded()) {
-    return MakeError(ErrorCode::kFailedPrecondition, "stored " + std::string(column) +
-                                                         " is not valid JSON: \"" +
-                                                         PrintableExcerpt(text) + "\"");
+    return MakeError(
+        ErrorCode::kFailedPrecondition,
+        "stored " + std::string(column) + " is not valid JSON: \"" + PrintableExcerpt(text) + "\"");
   }
   return value;
 }

@@ -60,8 +60,8 @@ Expected<FusionInput> ReadFusion(const json& request, int64_t max_instructions) 
     if (request.contains("sizes") && !request["sizes"].is_null()) {
       return InvalidArgument("\"sizes\" applies to \"ascgraph\" requests only");
     }
-    TS_ASSIGN_OR_RETURN(input.module, ParseBounded(hlo->get_ref<const std::string&>(), "fusion",
-                                                   max_instructions));
+    TS_ASSIGN_OR_RETURN(
+        input.module, ParseBounded(hlo->get_ref<const std::string&>(), "fusion", max_instructions));
     input.source_format = "hlo";
     input.hlo_text = hlo->get<std::string>();
   } else {

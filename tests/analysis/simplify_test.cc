@@ -35,9 +35,9 @@ TEST(SimplifyTest, FoldsConstants) {
 
 // An empty domain (a zero-sized dimension) simplifies without dividing by zero.
 TEST(SimplifyTest, ZeroSizedDimensionsSimplify) {
-  Expected<IndexingMap> map =
-      IndexingMap::Parse("(d0, d1) -> (d0 floordiv 3, d1 mod 3), domain: d0 in [0, -1], "
-                         "d1 in [0, 5]");
+  Expected<IndexingMap> map = IndexingMap::Parse(
+      "(d0, d1) -> (d0 floordiv 3, d1 mod 3), domain: d0 in [0, -1], "
+      "d1 in [0, 5]");
   ASSERT_TRUE(map.has_value()) << map.error().message;
   map->Simplify();
   EXPECT_FALSE(map->ToString().empty());

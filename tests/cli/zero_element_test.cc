@@ -81,8 +81,8 @@ INSTANTIATE_TEST_SUITE_P(Fusions, ZeroElementTest, ::testing::ValuesIn(ZeroEleme
 TEST(FileArgumentTest, ADirectoryIsNamedAsSuchNotParsedAsAnEmptyFile) {
   fs::path dir = fs::path(::testing::TempDir()) / "directory_argument";
   fs::create_directories(dir / "fusions");
-  for (std::string command : {"parse fusions", "analyze fusions",
-                              "tune fusions --target host --db d.db"}) {
+  for (std::string command :
+       {"parse fusions", "analyze fusions", "tune fusions --target host --db d.db"}) {
     auto run = RunTilesmithIn(dir, command);
     EXPECT_NE(run.exit_code, 0) << command;
     EXPECT_NE(run.err.find("fusions: is a directory"), std::string::npos) << command << run.err;
