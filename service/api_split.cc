@@ -4,8 +4,6 @@
 // are never turned into paths outside the configuration folders.
 #include <cctype>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "service/api.h"
 #include "service/fusion_input.h"
@@ -46,11 +44,11 @@ Expected<split::Mesh> MeshOf(const json& body) {
     return InvalidArgument("\"mesh\" must be a mesh object or a mesh name (letters, digits, _ -)");
   }
   std::string name = mesh->get<std::string>();
-  std::ifstream file(MeshesDir() + "/" + name + ".json");
-  if (!file) return InvalidArgument("no mesh named \"" + name + "\" in configs/meshes");
-  std::stringstream text;
-  text << file.rdbuf();
-  return split::ParseMesh(text.str(), "configs/meshes/" + name + ".json");
+  std::string path = MeshesDir() + "/" + name + ".json";
+  if (!std::filesystem::exists(path)) {
+    return InvalidArgument("no mesh named \"" + name + "\" in configs/meshes");
+  }
+  return split::LoadMeshFile(path, "configs/meshes/" + name + ".json");
 }
 
 // Specs given as text (`"P('i', None)"`), JSON (`["i", null]`), or null (free).

@@ -125,12 +125,13 @@ Expected<Mesh> ParseMesh(std::string_view json_text, std::string_view label) {
   return mesh;
 }
 
-Expected<Mesh> LoadMeshFile(const std::string& path) {
+Expected<Mesh> LoadMeshFile(const std::string& path, std::string_view label) {
+  const std::string name = label.empty() ? path : std::string(label);
   std::ifstream in(path);
-  if (!in) return MakeError(ErrorCode::kIo, path + ": cannot read the mesh file");
+  if (!in) return MakeError(ErrorCode::kIo, name + ": cannot read the mesh file");
   std::stringstream text;
   text << in.rdbuf();
-  return ParseMesh(text.str(), path);
+  return ParseMesh(text.str(), name);
 }
 
 Mesh UniformMesh(const std::vector<int64_t>& sizes, const std::vector<std::string>& names,

@@ -44,8 +44,9 @@ struct Mesh {
 /// name the field that is wrong.
 Expected<Mesh> ParseMesh(std::string_view json_text, std::string_view label = "<mesh>");
 
-/// Reads a mesh file.
-Expected<Mesh> LoadMeshFile(const std::string& path);
+/// Reads a mesh file. Errors name it by `label` when given (a server names its meshes by
+/// their place under configs/, not by its install path), else by `path`.
+Expected<Mesh> LoadMeshFile(const std::string& path, std::string_view label = {});
 
 /// A mesh with `sizes` and `names` and one link for every axis; for tests and examples.
 Mesh UniformMesh(const std::vector<int64_t>& sizes, const std::vector<std::string>& names,
