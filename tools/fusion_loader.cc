@@ -31,8 +31,9 @@ Expected<LoadedFusion> LoadFusion(const std::string& path, const cli::Args& args
   }
   // Reading a directory "succeeds" with no bytes, which would read as an empty module.
   if (std::error_code error; std::filesystem::is_directory(path, error)) {
-    return InvalidArgument(path + ": is a directory; FILE must be a fusion file (HLO text or "
-                                  "an AscGraph request)");
+    return InvalidArgument(path +
+                           ": is a directory; FILE must be a fusion file (HLO text or "
+                           "an AscGraph request)");
   }
   bool ascgraph = format.empty() ? ascgraph::IsAscGraphPath(path) : format == "ascgraph";
   LoadedFusion loaded;

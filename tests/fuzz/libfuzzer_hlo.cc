@@ -6,7 +6,6 @@
 #include "tests/fuzz/reader_targets.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  (void)tilesmith::fuzz::ReadHloTarget(
-      std::string_view(reinterpret_cast<const char*>(data), size));
+  (void)tilesmith::fuzz::ReadHloTarget(std::string_view(reinterpret_cast<const char*>(data), size));
   return 0;
 }

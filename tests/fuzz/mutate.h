@@ -15,7 +15,7 @@
 namespace tilesmith::fuzz {
 
 inline constexpr std::array<std::string_view, 17> kElementTypes = {
-    "pred", "s8",  "s16", "s32", "s64", "u8",  "u16",      "u32",   "u64",
+    "pred", "s8",   "s16", "s32", "s64", "u8",   "u16",      "u32",   "u64",
     "f16",  "bf16", "f32", "f64", "c64", "c128", "f8e4m3fn", "f8e5m2"};
 
 /// Dimension values a mutant may get: small ones keep the back end's work bounded.
@@ -38,14 +38,22 @@ class Mutator {
 
   std::string MutateOnce(std::string text, Dims dims) {
     switch (Below(8)) {
-      case 0: return FlipByte(std::move(text));
-      case 1: return InsertBytes(std::move(text));
-      case 2: return DeleteSpan(std::move(text));
-      case 3: return RepeatSpan(std::move(text));
-      case 4: return SwapTokens(std::move(text));
-      case 5: return ReplaceDimension(std::move(text), dims);
-      case 6: return ReplaceElementType(std::move(text));
-      default: return ReplaceNumber(std::move(text), dims);
+      case 0:
+        return FlipByte(std::move(text));
+      case 1:
+        return InsertBytes(std::move(text));
+      case 2:
+        return DeleteSpan(std::move(text));
+      case 3:
+        return RepeatSpan(std::move(text));
+      case 4:
+        return SwapTokens(std::move(text));
+      case 5:
+        return ReplaceDimension(std::move(text), dims);
+      case 6:
+        return ReplaceElementType(std::move(text));
+      default:
+        return ReplaceNumber(std::move(text), dims);
     }
   }
 
@@ -57,9 +65,22 @@ class Mutator {
   }
 
   std::string InsertBytes(std::string text) {
-    static constexpr std::array<std::string_view, 16> kTokens = {
-        "{", "}", "(", ")", "[", "]", ",", "=", "\"", "\n", std::string_view("\0", 1),
-        "\xff\xfe", "-", "99999999999999999999", "{...}", "/*"};
+    static constexpr std::array<std::string_view, 16> kTokens = {"{",
+                                                                 "}",
+                                                                 "(",
+                                                                 ")",
+                                                                 "[",
+                                                                 "]",
+                                                                 ",",
+                                                                 "=",
+                                                                 "\"",
+                                                                 "\n",
+                                                                 std::string_view("\0", 1),
+                                                                 "\xff\xfe",
+                                                                 "-",
+                                                                 "99999999999999999999",
+                                                                 "{...}",
+                                                                 "/*"};
     text.insert(Below(text.size() + 1), kTokens[Below(kTokens.size())]);
     return text;
   }
@@ -83,8 +104,8 @@ class Mutator {
     std::vector<std::pair<size_t, size_t>> tokens;  // (begin, length) of words
     for (size_t i = 0; i < text.size();) {
       size_t j = i;
-      while (j < text.size() && (std::isalnum(static_cast<unsigned char>(text[j])) ||
-                                 text[j] == '_')) {
+      while (j < text.size() &&
+             (std::isalnum(static_cast<unsigned char>(text[j])) || text[j] == '_')) {
         ++j;
       }
       if (j > i) tokens.emplace_back(i, j - i);
@@ -103,8 +124,8 @@ class Mutator {
   std::string Dimension(Dims dims) {
     static constexpr std::array<std::string_view, 7> kSmall = {"0", "1", "1", "2", "3", "7", "0"};
     static constexpr std::array<std::string_view, 7> kHuge = {
-        "2147483647", "2147483648", "4294967296", "4611686018427387904", "9223372036854775807",
-        "9223372036854775808", "18446744073709551616"};
+        "2147483647",          "2147483648",          "4294967296",          "4611686018427387904",
+        "9223372036854775807", "9223372036854775808", "18446744073709551616"};
     if (dims == Dims::kAny && OneIn(3)) return std::string(kHuge[Below(kHuge.size())]);
     return std::string(kSmall[Below(kSmall.size())]);
   }

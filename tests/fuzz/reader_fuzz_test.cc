@@ -7,6 +7,7 @@
 //
 // TILESMITH_FUZZ_SECONDS scales every loop's time budget (default 1: about 60 s in all);
 // TILESMITH_FUZZ_SEED picks another seed (default 1).
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -15,7 +16,6 @@
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
-#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -59,9 +59,9 @@ void DumpAndDie(int signal_number) {
 class Guard {
  public:
   Guard() {
-    std::string path = (fs::temp_directory_path() /
-                        ("tilesmith_fuzz_crash_" + std::to_string(getpid()) + ".bin"))
-                           .string();
+    std::string path =
+        (fs::temp_directory_path() / ("tilesmith_fuzz_crash_" + std::to_string(getpid()) + ".bin"))
+            .string();
     snprintf(g_dump_path, sizeof(g_dump_path), "%s", path.c_str());
     for (int s : {SIGSEGV, SIGFPE, SIGABRT, SIGBUS, SIGILL}) std::signal(s, DumpAndDie);
     watchdog_ = std::thread([this] {
@@ -141,11 +141,13 @@ std::vector<std::string> Files(const fs::path& dir, std::string_view suffix, boo
 
 std::vector<std::string> HloSeeds() {
   fs::path data = TILESMITH_TEST_DATA_DIR;
-  std::vector<std::string> seeds = Files(fs::path(TILESMITH_SOURCE_DIR) / "configs/examples", ".hlo");
+  std::vector<std::string> seeds =
+      Files(fs::path(TILESMITH_SOURCE_DIR) / "configs/examples", ".hlo");
   for (const auto& dir : {data, data / "eval", data / "parser_regressions"}) {
     for (std::string& text : Files(dir, ".hlo")) seeds.push_back(std::move(text));
   }
-  for (std::string& text : Files(CorpusDir() / "xla", ".hlo", true)) seeds.push_back(std::move(text));
+  for (std::string& text : Files(CorpusDir() / "xla", ".hlo", true))
+    seeds.push_back(std::move(text));
   return seeds;
 }
 
@@ -229,8 +231,8 @@ TEST(ReaderFuzz, AscGraphReaderSurvivesMutants) {
     int64_t size = mutator.OneIn(8) ? static_cast<int64_t>(mutator.Below(3)) : 4;
     if (ReadAscGraphTarget(mutant, seed.json, size)) ++lowered;
   });
-  std::cout << "ascgraph reader: " << run << " mutants of " << seeds.size() << " seeds, "
-            << lowered << " lowered\n";
+  std::cout << "ascgraph reader: " << run << " mutants of " << seeds.size() << " seeds, " << lowered
+            << " lowered\n";
   EXPECT_GT(run, 100);
 }
 
@@ -252,7 +254,8 @@ TEST(ReaderFuzz, NpyReaderSurvivesMutants) {
   seeds.push_back(npy("\x02", "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }"));
   seeds.push_back(npy("\x03", "{'descr': '<u2', 'fortran_order': False, 'shape': (12,), }"));
   seeds.push_back(npy("\x01", "{'descr': '<f4', 'fortran_order': False, 'shape': (0, 3), }"));
-  seeds.push_back(npy("\x01", "{'descr': '|b1', 'fortran_order': False, 'shape': (9223372036854775807, 2), }"));
+  seeds.push_back(
+      npy("\x01", "{'descr': '|b1', 'fortran_order': False, 'shape': (9223372036854775807, 2), }"));
   seeds.push_back(npy("\x01", "{'descr': '<c8', 'fortran_order': False, 'shape': (), }"));
   Guard guard;
   Mutator mutator(Seed());
@@ -318,12 +321,13 @@ std::vector<std::string> ParsedMutants(size_t count, bool any_dims, double secon
 }
 
 bool ExpectCleanExit(const Outcome& outcome, const std::string& what, const fs::path& file) {
-  bool clean = outcome.code == 0 || ((outcome.code == 1 || outcome.code == 2) &&
-                                     !outcome.err.empty());
+  bool clean =
+      outcome.code == 0 || ((outcome.code == 1 || outcome.code == 2) && !outcome.err.empty());
   EXPECT_TRUE(clean) << what << " exited " << outcome.code
                      << (outcome.code == 124 ? " (timed out)" : "")
                      << (outcome.code > 128 ? " (killed by a signal)" : "") << " on " << file
-                     << "\n" << outcome.err.substr(0, 2000);
+                     << "\n"
+                     << outcome.err.substr(0, 2000);
   return clean;
 }
 
@@ -331,16 +335,15 @@ bool ExpectCleanExit(const Outcome& outcome, const std::string& what, const fs::
 /// spent; a failing mutant's file is kept.
 void BackEnd(const std::vector<std::string>& mutants, bool check, double seconds,
              const std::string& label) {
-  fs::path dir = fs::temp_directory_path() /
-                 ("tilesmith_fuzz_" + label + "_" + std::to_string(getpid()));
+  fs::path dir =
+      fs::temp_directory_path() / ("tilesmith_fuzz_" + label + "_" + std::to_string(getpid()));
   fs::create_directories(dir);
   int done = Bounded(static_cast<int>(mutants.size()), seconds, [&](int i) {
     fs::path file = dir / ("mutant_" + std::to_string(i) + ".hlo");
     std::ofstream(file) << mutants[i];
     const char* target = i % 2 == 0 ? "host" : "cuda:sm_90";
-    bool clean =
-        ExpectCleanExit(Run(dir, "analyze '" + file.string() + "' --json --target " + target),
-                        "analyze", file);
+    bool clean = ExpectCleanExit(
+        Run(dir, "analyze '" + file.string() + "' --json --target " + target), "analyze", file);
     // A few candidates compiled, not predict's default 64: the compiler still meets the
     // odd shapes, and the test's time stays bounded on a busy 2-core machine.
     clean &= ExpectCleanExit(
@@ -348,8 +351,7 @@ void BackEnd(const std::vector<std::string>& mutants, bool check, double seconds
         "predict", file);
     if (check) {
       clean &= ExpectCleanExit(
-          Run(dir, "check '" + file.string() + "' --target host --configs default"), "check",
-          file);
+          Run(dir, "check '" + file.string() + "' --target host --configs default"), "check", file);
     }
     if (clean) fs::remove(file);
   });

@@ -78,8 +78,7 @@ TEST(ParserScaleTest, FilesAreReadWholeAndTheLimitApplies) {
   auto limited = ParseHloModuleFile(path, limits);
   ASSERT_FALSE(limited.has_value());
   EXPECT_EQ(limited.error().code, ErrorCode::kResourceExhausted);
-  EXPECT_EQ(limited.error().message.rfind(path + ":1001:3: error: fusion has more than 999", 0),
-            0u)
+  EXPECT_EQ(limited.error().message.rfind(path + ":1001:3: error: fusion has more than 999", 0), 0u)
       << limited.error().message;
   auto missing = ParseHloModuleFile(path + ".missing");
   ASSERT_FALSE(missing.has_value());

@@ -152,9 +152,8 @@ TEST_F(ServiceTest, HealthStaysFastWhileLargeFusionsParse) {
   std::string huge = json{{"fusion", LongFusion(200000)}, {"predict", true}}.dump();
   std::vector<std::future<int>> heavy;
   for (int i = 0; i < 2; ++i) {
-    heavy.push_back(std::async(std::launch::async, [&] {
-      return Client(port()).Send("POST", "/v1/query", huge).status;
-    }));
+    heavy.push_back(std::async(
+        std::launch::async, [&] { return Client(port()).Send("POST", "/v1/query", huge).status; }));
   }
   double slowest = 0;
   Client health(port());
@@ -173,10 +172,9 @@ TEST_F(ServiceTest, CancellingAJobMidMeasurementTakesEffectWithinTwoSeconds) {
   ServerOptions options = Options();
   options.measure.timeout_ms = 60000;
   StartServer(options);
-  Reply submitted = Post("/v1/tune", {{"fusion", TinyFusion(3)},
-                                      {"target", "host"},
-                                      {"budget", 4},
-                                      {"strategy", "exhaustive"}});
+  Reply submitted = Post(
+      "/v1/tune",
+      {{"fusion", TinyFusion(3)}, {"target", "host"}, {"budget", 4}, {"strategy", "exhaustive"}});
   ASSERT_EQ(submitted.status, 202) << submitted.body;
   std::string id = submitted.Json()["job"]["id"];
   WaitForJob(id, [](const json& job) { return job["state"] == "running"; });
@@ -184,7 +182,8 @@ TEST_F(ServiceTest, CancellingAJobMidMeasurementTakesEffectWithinTwoSeconds) {
   auto start = Clock::now();
   Reply cancel = Delete("/v1/jobs/" + id);
   EXPECT_TRUE(cancel.status == 200 || cancel.status == 202) << cancel.body;
-  json job = WaitForJob(id, [](const json& job) { return job["state"] == "cancelled"; }, 10);
+  json job = WaitForJob(
+      id, [](const json& job) { return job["state"] == "cancelled"; }, 10);
   EXPECT_EQ(job["state"], "cancelled") << job.dump();
   EXPECT_LT(SecondsSince(start), 2.0);
 }
@@ -252,11 +251,11 @@ TEST_F(ServiceTest, AJobThatTakesItsProcessDownTwiceIsFailedAndTheServerStarts) 
 TEST_F(ServiceTest, MeshErrorsNameTheConfigsFolderNotTheInstallPath) {
   StartServer();
   std::string fusion = ReadFile(TILESMITH_TEST_DATA_DIR "/split_matmul.hlo");
-  for (const json& mesh : {json("no-such-mesh"), json{{"device", "no_such_device"},
-                                                      {"axes", {{{"name", "i"},
-                                                                 {"size", 2},
-                                                                 {"bandwidth_gbps", 10},
-                                                                 {"latency_us", 1}}}}}}) {
+  for (const json& mesh :
+       {json("no-such-mesh"),
+        json{
+            {"device", "no_such_device"},
+            {"axes", {{{"name", "i"}, {"size", 2}, {"bandwidth_gbps", 10}, {"latency_us", 1}}}}}}) {
     Reply refused = Post("/v1/split", {{"fusion", fusion}, {"mesh", mesh}});
     EXPECT_EQ(refused.status, 400) << refused.body;
     EXPECT_EQ(refused.body.find(TILESMITH_SOURCE_DIR), std::string::npos) << refused.body;
@@ -271,15 +270,15 @@ TEST_F(ServiceTest, MeshErrorsNameTheConfigsFolderNotTheInstallPath) {
 TEST_F(ServiceTest, FuzzedSplitsAndNumbersGetAnswersNot500s) {
   StartServer();
   // A multi-output fusion: the per-device module shrinks its root tuple too.
-  Reply tuple = Post("/v1/split", {{"fusion", ReadFile(TILESMITH_TEST_DATA_DIR
-                                                       "/split_tuple_root.hlo")},
-                                   {"mesh", "host-4x2"}});
+  Reply tuple =
+      Post("/v1/split", {{"fusion", ReadFile(TILESMITH_TEST_DATA_DIR "/split_tuple_root.hlo")},
+                         {"mesh", "host-4x2"}});
   EXPECT_EQ(tuple.status, 200) << tuple.body;
   // A per-device reduce whose kept dims include one of size 1.
-  Reply reduce = Post("/v1/split", {{"fusion", ReadFile(TILESMITH_TEST_DATA_DIR
-                                                        "/split_reduce.hlo")},
-                                    {"mesh", "host-4x2"},
-                                    {"in_specs", {"P('i')"}}});
+  Reply reduce =
+      Post("/v1/split", {{"fusion", ReadFile(TILESMITH_TEST_DATA_DIR "/split_reduce.hlo")},
+                         {"mesh", "host-4x2"},
+                         {"in_specs", {"P('i')"}}});
   EXPECT_EQ(reduce.status, 200) << reduce.body;
   // An entry that computes besides the fusion: not splittable, and the client's to fix.
   std::string copying =
@@ -288,14 +287,13 @@ TEST_F(ServiceTest, FuzzedSplitsAndNumbersGetAnswersNot500s) {
       "  ROOT r = f32[8] fusion(c), kind=kLoop, calls=f\n}\n";
   Reply copy = Post("/v1/split", {{"fusion", copying}, {"mesh", "host-4x2"}});
   EXPECT_EQ(copy.status, 400) << copy.body;
-  Reply mesh_name = Post("/v1/split", {{"fusion", copying},
-                                       {"mesh",
-                                        {{"name", 1},
-                                         {"device", "host"},
-                                         {"axes", {{{"name", "i"},
-                                                    {"size", 4},
-                                                    {"bandwidth_gbps", 20},
-                                                    {"latency_us", 1}}}}}}});
+  Reply mesh_name = Post(
+      "/v1/split",
+      {{"fusion", copying},
+       {"mesh",
+        {{"name", 1},
+         {"device", "host"},
+         {"axes", {{{"name", "i"}, {"size", 4}, {"bandwidth_gbps", 20}, {"latency_us", 1}}}}}}});
   EXPECT_EQ(mesh_name.status, 400) << mesh_name.body;
   for (const char* route : {"/v1/query", "/v1/query:batch", "/v1/tune", "/v1/split"}) {
     Reply overflow = Client(port()).Send("POST", route, R"({"fusion": 1e999})");

@@ -136,8 +136,7 @@ TEST(HostMeasurerTest, AWorkerKilledFromOutsideTwiceIsACrashNotACompileFailure) 
   WorkerResult result = measurer.Measure(kConfig, Quick());
   EXPECT_EQ(result.status, db::TrialStatus::kCrash) << result.message;
   EXPECT_NE(result.message.find("KILL"), std::string::npos) << result.message;
-  EXPECT_NE(result.message.find("killed from outside twice"), std::string::npos)
-      << result.message;
+  EXPECT_NE(result.message.find("killed from outside twice"), std::string::npos) << result.message;
   EXPECT_EQ(measurer.starts(), 2);
   WorkerResult next = measurer.Measure(kOtherConfig, Quick());
   EXPECT_EQ(next.status, db::TrialStatus::kOk) << next.message;
