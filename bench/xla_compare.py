@@ -234,6 +234,23 @@ def tilesmith_cmd(tilesmith, args, timeout=600):
     return run.stdout
 
 
+def without_entry_layout(text):
+    """The module without its header's `entry_computation_layout={...}`: a dump's header
+    describes the entry it was dumped with (its bitcast parameters, its scalars), and XLA
+    would impose those shapes on the fusion computation that replaces it."""
+    start = text.find("entry_computation_layout={")
+    if start < 0:
+        return text
+    depth, end = 0, start + len("entry_computation_layout=")
+    while end < len(text):
+        depth += {"{": 1, "}": -1}.get(text[end], 0)
+        end += 1
+        if depth == 0:
+            break
+    head = text[:start].rstrip()
+    return (head[:-1] if head.endswith(",") else head) + text[end:]
+
+
 def xla_text(path):
     """The file as XLA:CPU compiles it: the fusion's computation as the ENTRY (XLA:CPU has
     no kInput fusion instruction; its own passes fuse the body again), whole-line //
@@ -246,7 +263,7 @@ def xla_text(path):
     fused = re.search(r"\bfusion\(.*\bcalls=%?([\w.\-]+)", entry.group(1))
     if not fused:
         return text
-    text = text[:entry.start()] + text[entry.end():]
+    text = without_entry_layout(text[:entry.start()] + text[entry.end():])
     header = re.search(r"^%%?%s\b[^\n]*\{\n.*?^\}\n?" % re.escape(fused.group(1)), text,
                        re.M | re.S)
     body = header.group(0)

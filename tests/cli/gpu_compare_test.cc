@@ -170,5 +170,30 @@ TEST_F(GpuCompareTest, ReduceInitParametersGetTheReducersIdentity) {
   EXPECT_EQ(Slurp(out), "[(1, 'add')]\n");
 }
 
+// A dump's header pins the layouts of the entry it was dumped with (a bitcast parameter of
+// another rank, a scalar); once the fusion's computation is the entry, that header would
+// make XLA refuse it, so the harness drops it.
+TEST_F(GpuCompareTest, TheFusionAsEntryLosesTheDumpedEntrysLayout) {
+  fs::path hlo = dir_ / "dumped.hlo";
+  std::ofstream(hlo) << "HloModule m, entry_computation_layout={(f32[2,3,4]{2,1,0}, f32[])"
+                        "->f32[6,4]{1,0}}, allow_spmd_sharding_propagation_to_output={true}\n"
+                        "fused {\n  p0 = f32[6,4]{1,0} parameter(0)\n  p1 = f32[] parameter(1)\n"
+                        "  b = f32[6,4]{1,0} broadcast(p1), dimensions={}\n"
+                        "  ROOT a = f32[6,4]{1,0} add(p0, b)\n}\n"
+                        "ENTRY main {\n  x = f32[2,3,4]{2,1,0} parameter(0)\n"
+                        "  s = f32[] parameter(1)\n  bc = f32[6,4]{1,0} bitcast(x)\n"
+                        "  ROOT f = f32[6,4]{1,0} fusion(bc, s), kind=kLoop, calls=fused\n}\n";
+  fs::path out = dir_ / "entry.txt";
+  std::string command = "cd '" TILESMITH_SOURCE_DIR
+                        "/bench' && python3 -S -c 'import xla_compare as x, sys; "
+                        "print(x.xla_text(sys.argv[1]))' '" +
+                        hlo.string() + "' >'" + out.string() + "' 2>&1";
+  ASSERT_EQ(std::system(command.c_str()), 0) << Slurp(out);
+  std::string text = Slurp(out);
+  EXPECT_EQ(text.substr(0, text.find('\n')),
+            "HloModule m, allow_spmd_sharding_propagation_to_output={true}");
+  EXPECT_NE(text.find("ENTRY fused {"), std::string::npos) << text;
+}
+
 }  // namespace
 }  // namespace tilesmith
