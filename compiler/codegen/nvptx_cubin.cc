@@ -189,6 +189,8 @@ Expected<ResourceUsage> ParsePtxasReport(std::string_view report, std::string_vi
   ResourceUsage usage;
   bool in_entry = false;
   bool found = false;
+  int64_t ptxas_shared = -1;
+  int64_t linker_shared = -1;
   while (!report.empty()) {
     size_t newline = report.find('\n');
     std::string_view line = report.substr(0, newline);
@@ -205,7 +207,11 @@ Expected<ResourceUsage> ParsePtxasReport(std::string_view report, std::string_vi
     TakeMax(line, " stack", usage.stack_bytes, /*whole_word=*/true);
     TakeMax(line, " bytes spill stores", usage.spill_store_bytes);
     TakeMax(line, " bytes spill loads", usage.spill_load_bytes);
-    TakeMax(line, " bytes smem", usage.shared_bytes);
+    // nvJitLink's own summary adds the 1 KiB per block that sm_80+ reserve for the system
+    // whenever a kernel uses shared memory; the kernel's allocation (what XLA and the CUDA
+    // occupancy calculator, like our GPU model, count before adding that reserve) is
+    // ptxas's figure.
+    TakeMax(line, " bytes smem", line.starts_with("ptxas") ? ptxas_shared : linker_shared);
     TakeMax(line, " bytes lmem", usage.local_bytes);
     TakeMax(line, " bytes cmem[0]", usage.constant_bytes);
   }
@@ -213,6 +219,7 @@ Expected<ResourceUsage> ParsePtxasReport(std::string_view report, std::string_vi
     return MakeError(ErrorCode::kNotFound,
                      "the ptxas report has no register count for '" + std::string(entry) + "'");
   }
+  usage.shared_bytes = std::max<int64_t>(0, ptxas_shared >= 0 ? ptxas_shared : linker_shared);
   return usage;
 }
 

@@ -65,7 +65,7 @@ const std::set<std::string>& KnownKeys() {
       "EMITTER",        "VARIANT",     "HERO",          "DEFAULT-CONFIG", "TARGET",
       "CONFIG",         "LAUNCH",      "CHECK",         "CHECK-NOT",      "CHECK-LLVM",
       "CHECK-LLVM-NOT", "CHECK-PTX",   "CHECK-PTX-NOT", "CHECK-ANALYZE",  "CHECK-ANALYZE-NOT",
-      "SAMPLES",        "HOST-CONFIG", "NO-HOST-CHECK"};
+      "SAMPLES",        "HOST-CONFIG", "NO-HOST-CHECK", "STATS"};
   return keys;
 }
 
@@ -182,7 +182,7 @@ TEST_P(EmitterDataTest, MatchesItsDirectives) {
     return has(key) ? by_key[key].back().value : fallback;
   };
   ASSERT_TRUE(has("EMITTER") || has("CHECK") || has("CHECK-PTX") || has("CHECK-LLVM") ||
-              has("CHECK-ANALYZE") || has("LAUNCH"))
+              has("CHECK-ANALYZE") || has("LAUNCH") || has("STATS"))
       << file << ": no EMITTER, LAUNCH or CHECK directive: nothing would be checked";
 
   std::string target = single("TARGET", "host");
@@ -249,6 +249,20 @@ TEST_P(EmitterDataTest, MatchesItsDirectives) {
     std::optional<std::string> out = Run("compile --target " + cuda + config + " --emit ptx");
     ASSERT_TRUE(out.has_value());
     MatchInOrder(file, of({"CHECK-PTX", "CHECK-PTX-NOT"}), "CHECK-PTX", *out);
+  }
+
+  // compile --emit stats --json on a CUDA target: the cubin's resources.
+  for (const Directive& d : of({"STATS"})) {
+    std::string cuda = target.starts_with("cuda:") ? target : "cuda:sm_90";
+    std::optional<std::string> out =
+        Run("compile --target " + cuda + config + " --emit stats --json");
+    ASSERT_TRUE(out.has_value());
+    json stats = json::parse(*out);
+    json expected = json::parse(d.value, nullptr, false);
+    ASSERT_TRUE(expected.is_object()) << Where(file, d, "not a JSON object", "");
+    for (const auto& [key, value] : expected.items()) {
+      EXPECT_EQ(stats[key], value) << Where(file, d, key + " is " + stats[key].dump(), *out);
+    }
   }
 
   // check on the host: the default config, then the named and sampled ones.

@@ -24,6 +24,19 @@ info    : Function properties for 'f':
 info    : used 46 registers, used 0 barriers, 72 stack, 0 bytes smem, 552 bytes cmem[0], 0 bytes lmem
 )";
 
+// nvJitLink's log for a kernel with a 32x33 f32 tile: the linker's summary adds sm_90's
+// 1 KiB reserve to the kernel's 4,224 bytes.
+constexpr char kNvJitLinkSharedLog[] = R"(ptxas info    : 0 bytes gmem
+ptxas info    : Compiling entry function 'fused' for 'sm_90'
+ptxas info    : Function properties for fused
+ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 32 registers, used 1 barriers, 4224 bytes smem
+ptxas info    : Compile time = 8.240 ms
+info    : 0 bytes gmem
+info    : Function properties for 'fused':
+info    : used 32 registers, used 1 barriers, 0 stack, 5248 bytes smem, 544 bytes cmem[0], 0 bytes lmem
+)";
+
 // `ptxas -v` for two kernels, the one asked for second.
 constexpr char kPtxasLog[] = R"(ptxas info    : 0 bytes gmem
 ptxas info    : Compiling entry function 'other' for 'sm_90'
@@ -45,6 +58,14 @@ TEST(PtxasReportTest, ReadsNvJitLinkSummary) {
   EXPECT_EQ(usage->shared_bytes, 0);
   EXPECT_EQ(usage->spill_bytes(), 0);
   EXPECT_EQ(usage->constant_bytes, 552);
+}
+
+// The shared bytes are the kernel's own allocation: the GPU model adds the reserve itself.
+TEST(PtxasReportTest, SharedBytesLeaveOutTheLinkersReserve) {
+  auto usage = ParsePtxasReport(kNvJitLinkSharedLog, "fused");
+  ASSERT_TRUE(usage.has_value()) << usage.error().message;
+  EXPECT_EQ(usage->shared_bytes, 4224);
+  EXPECT_EQ(usage->registers, 32);
 }
 
 TEST(PtxasReportTest, ReadsTheKernelAskedFor) {
