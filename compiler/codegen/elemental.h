@@ -35,10 +35,11 @@ class TargetHooks {
   virtual llvm::FunctionCallee MathFunction(llvm::Module& module, std::string_view name,
                                             llvm::Type* type) = 0;
 
-  /// Inline code for math function `name` on `x` that the optimiser can vectorise, or null
-  /// to call `MathFunction` instead.
+  /// Inline code for math function `name` on `x` (and `y` for two-argument functions such
+  /// as atan2 and pow; null otherwise) that the optimiser can vectorise, or null to call
+  /// `MathFunction` instead.
   virtual llvm::Value* EmitMathInline(llvm::IRBuilderBase& /*builder*/, std::string_view /*name*/,
-                                      llvm::Value* /*x*/) {
+                                      llvm::Value* /*x*/, llvm::Value* /*y*/) {
     return nullptr;
   }
 

@@ -14,10 +14,8 @@ std::unexpected<Error> UnsupportedOp(hlo::HloOpcode opcode, hlo::PrimitiveType t
 
 llvm::Value* CallMath(ElementalEmitter& emitter, std::string_view name, llvm::Value* x,
                       llvm::Value* y) {
-  if (y == nullptr) {
-    if (llvm::Value* inline_value = emitter.hooks().EmitMathInline(emitter.builder(), name, x)) {
-      return inline_value;
-    }
+  if (llvm::Value* inline_value = emitter.hooks().EmitMathInline(emitter.builder(), name, x, y)) {
+    return inline_value;
   }
   llvm::FunctionCallee callee = emitter.hooks().MathFunction(emitter.module(), name, x->getType());
   if (y == nullptr) return emitter.builder().CreateCall(callee, {x});

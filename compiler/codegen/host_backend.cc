@@ -44,9 +44,9 @@ class HostHooks : public TargetHooks {
     if (!complex_library_) return nullptr;
     return CallLibcComplexFunction(builder, name, type, arguments);
   }
-  llvm::Value* EmitMathInline(llvm::IRBuilderBase& builder, std::string_view name,
-                              llvm::Value* x) override {
-    return vector_math_ ? EmitVectorMath(builder, name, x) : nullptr;
+  llvm::Value* EmitMathInline(llvm::IRBuilderBase& builder, std::string_view name, llvm::Value* x,
+                              llvm::Value* y) override {
+    return vector_math_ ? EmitVectorMath(builder, name, x, y) : nullptr;
   }
 
  private:
