@@ -28,9 +28,10 @@ struct HostOptions {
   /// Complex functions call the C library as the evaluator does (bit-exact); false uses
   /// the portable formulas of targets without one, so that the host can test them.
   bool complex_library = true;
-  /// exp and tanh on f32 (and the narrow floats, computed in f32) are inline polynomial code
-  /// the loop vectoriser can widen (within 5 ulp of libm; codegen/vector_math.h), instead of
-  /// scalar libm calls. false calls libm exactly as the evaluator does (bit-exact results).
+  /// exp, tanh, log, log1p, expm1, erf, atan2 and pow on f32 (and the narrow floats,
+  /// computed in f32) are inline polynomial code the loop vectoriser can widen (within the
+  /// bounds codegen/vector_math.h states), instead of scalar libm calls. false calls libm
+  /// exactly as the evaluator does (bit-exact results).
   bool vector_math = true;
 };
 
