@@ -5,6 +5,7 @@
 
 #include "compiler/analysis/partitioner.h"
 #include "compiler/emitters/element_loop.h"
+#include "compiler/emitters/row_reductions.h"
 
 namespace tilesmith::emitters {
 namespace {
@@ -188,17 +189,22 @@ Expected<KernelIR> EmitLoopKernel(const FusionAnalysis& analysis, const LoopConf
   kernel.launch.blocks = {blocks_x, config.blocks_y, 1};
   ElementLoopShape shape{config.threads_per_block, config.vector, config.chunks, blocks_x,
                          config.blocks_y};
+  int64_t next_value = 0;
+  std::optional<RowReductions> rows = FindRowReductions(analysis, outputs, shape);
+  if (rows) AddRowReductionPhase(*rows, shape, kernel, next_value);
 
   Phase phase;
-  int64_t next_value = 0;
   for (const OutputGroup& group : GroupOutputs(outputs)) {
-    auto identity = [](std::span<const AffineExpr> index) {
-      return std::vector<AffineExpr>(index.begin(), index.end());
+    auto results = [&](std::span<const AffineExpr> index) {
+      std::vector<AffineExpr> values(index.begin(), index.end());
+      if (rows) values.push_back(RowSlot(*rows, shape, index));
+      return values;
     };
-    LoopStmt loop{ElementLoopMap(shape, *group.shape, {}, identity), {}};
+    LoopStmt loop{ElementLoopMap(shape, *group.shape, {}, results), {}};
     std::vector<AffineExpr> index;
     for (int64_t d = 0; d < group.shape->rank(); ++d) index.push_back(AffineExpr::Dim(d));
     StoreOutputs(kernel, partition, outputs, group.outputs, index, loop.body, next_value);
+    if (rows) BindRowReductions(*rows, kernel, group.shape->rank(), loop.body, next_value);
     phase.loops.push_back(std::move(loop));
   }
   kernel.phases.push_back(std::move(phase));
