@@ -43,6 +43,13 @@ class TargetHooks {
     return nullptr;
   }
 
+  /// Independent accumulators an elemental reduce of `type` keeps along its innermost
+  /// reduced dim (consecutive elements to each in turn, combined pairwise at the end): one
+  /// accumulator is a chain of the reducer's latency per element, several are independent
+  /// chains that a CPU overlaps and its vectoriser turns into one SIMD operation. 1 keeps
+  /// one chain (a GPU thread has its warp for that).
+  virtual int ReductionAccumulators(hlo::PrimitiveType /*type*/) { return 1; }
+
   /// Calls the C library's complex function `name` on `arguments` of complex `type` (c64
   /// or c128, each an {re, im} struct) and returns its {re, im} result. Names are C99's
   /// without the `c` prefix and type suffix ("exp", "log", "pow", "asinh", …), plus "mul"

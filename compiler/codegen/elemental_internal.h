@@ -7,6 +7,8 @@
 // elemental_structural.cc and elemental_gather_scatter.cc (index-moving and reducing ops).
 #pragma once
 
+#include <functional>
+
 #include "compiler/analysis/indexing_map.h"
 #include "compiler/codegen/elemental.h"
 
@@ -150,6 +152,23 @@ llvm::Value* ConstraintsHold(ElementalEmitter& emitter, const analysis::Indexing
 Expected<std::pair<llvm::Value*, std::vector<analysis::AffineExpr>>> ScatterTarget(
     ElementalEmitter& emitter, const hlo::HloInstruction& scatter,
     std::span<const analysis::AffineExpr> update_index);
+
+/// The input elements of a reduce at its range symbols' values (innermost last).
+using ElementsAt = std::function<Expected<std::vector<ScalarValue>>(
+    std::span<const analysis::AffineExpr> range_values)>;
+/// The reducer applied to an accumulator and elements (or another accumulator).
+using Combine = std::function<Expected<std::vector<ScalarValue>>(std::vector<ScalarValue>,
+                                                                 std::span<const ScalarValue>)>;
+
+/// True when a reduce's `inputs` operands are small code without loops of their own, so
+/// that ReduceInterleaved may copy them once per accumulator.
+bool IsSmallElementwiseClosure(const hlo::HloInstruction& reduce, int64_t inputs);
+
+/// Reduces over `map`'s range symbols from `initial` with `accumulators` independent
+/// accumulators along the innermost one (elemental_reduce_interleaved.cc).
+Expected<std::vector<ScalarValue>> ReduceInterleaved(
+    ElementalEmitter& emitter, const analysis::IndexingMap& map, std::vector<ScalarValue> initial,
+    int accumulators, const ElementsAt& elements_at, const Combine& combine);
 
 /// Packs values into one struct so a branch or loop can carry them as one; Unpack splits it.
 llvm::Value* Pack(llvm::IRBuilderBase& builder, std::span<const ScalarValue> values);

@@ -212,6 +212,33 @@ Expected<ScalarValue> EmitReduce(ElementalEmitter& emitter, const HloInstruction
     initial.push_back(init);
   }
   bool window = reduce.opcode() == HloOpcode::kReduceWindow;
+  if (!window) {
+    int accumulators = emitter.hooks().ReductionAccumulators(initial.front().type);
+    if (accumulators > 1 && IsSmallElementwiseClosure(reduce, n)) {
+      TS_ASSIGN_OR_RETURN(
+          std::vector<ScalarValue> result,
+          ReduceInterleaved(
+              emitter, maps[0], initial, accumulators,
+              [&](std::span<const AffineExpr> loops) -> Expected<std::vector<ScalarValue>> {
+                TS_ASSIGN_OR_RETURN(std::vector<AffineExpr> symbols,
+                                    BindSymbols(emitter, maps[0], loops));
+                std::vector<ScalarValue> elements;
+                for (int64_t i = 0; i < n; ++i) {
+                  TS_ASSIGN_OR_RETURN(ScalarValue x, emitter.EmitElement(*reduce.operand(i),
+                                                                         ApplyMap(emitter, maps[i],
+                                                                                  index, symbols)));
+                  elements.push_back(x);
+                }
+                return elements;
+              },
+              [&](std::vector<ScalarValue> a,
+                  std::span<const ScalarValue> b) -> Expected<std::vector<ScalarValue>> {
+                a.insert(a.end(), b.begin(), b.end());
+                return emitter.CallScalarComputation(*reduce.called_computation(), a);
+              }));
+      return result[std::max<int64_t>(tuple_index, 0)];
+    }
+  }
   TS_ASSIGN_OR_RETURN(
       std::vector<ScalarValue> result,
       ReduceOverSymbols(

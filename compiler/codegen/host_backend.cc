@@ -44,6 +44,10 @@ class HostHooks : public TargetHooks {
     if (!complex_library_) return nullptr;
     return CallLibcComplexFunction(builder, name, type, arguments);
   }
+  int ReductionAccumulators(hlo::PrimitiveType type) override {
+    // One 256-bit register of accumulators.
+    return hlo::BitWidth(type) <= 32 ? 8 : 4;
+  }
   llvm::Value* EmitMathInline(llvm::IRBuilderBase& builder, std::string_view name, llvm::Value* x,
                               llvm::Value* y) override {
     return vector_math_ ? EmitVectorMath(builder, name, x, y) : nullptr;
