@@ -212,7 +212,8 @@ Expected<ScalarValue> EmitReduce(ElementalEmitter& emitter, const HloInstruction
     initial.push_back(init);
   }
   bool window = reduce.opcode() == HloOpcode::kReduceWindow;
-  if (!window) {
+  // A window that never reaches into padding reads every point of its loops, as a reduce.
+  if (!window || maps[0].constraints().empty()) {
     int accumulators = emitter.hooks().ReductionAccumulators(initial.front().type);
     if (accumulators > 1 && IsSmallElementwiseClosure(reduce, n)) {
       TS_ASSIGN_OR_RETURN(
