@@ -52,14 +52,18 @@ void AddResourceUsageToStats(const ResourceUsage& usage, nlohmann::json& stats) 
 }
 
 std::unique_ptr<CostModel> AnalyticModelFor(const emitters::Target& target, int64_t cache_bytes) {
-  if (target.is_cuda()) return std::make_unique<GpuModel>();
-  return std::make_unique<HostModel>(CachedHostCalibration(cache_bytes));
+  return AnalyticModelFor(target, [&] { return CachedHostCalibration(cache_bytes); });
 }
 
 std::unique_ptr<CostModel> AnalyticModelFor(const emitters::Target& target,
                                             const HostCalibration& host) {
+  return AnalyticModelFor(target, [&] { return host; });
+}
+
+std::unique_ptr<CostModel> AnalyticModelFor(const emitters::Target& target,
+                                            const std::function<HostCalibration()>& host) {
   if (target.is_cuda()) return std::make_unique<GpuModel>();
-  return std::make_unique<HostModel>(host);
+  return std::make_unique<HostModel>(host());
 }
 
 }  // namespace tilesmith::costmodel

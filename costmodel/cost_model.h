@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string_view>
@@ -77,5 +78,9 @@ std::unique_ptr<CostModel> AnalyticModelFor(const emitters::Target& target, int6
 /// model_selection.h's HostCalibrationFor); `host` is unused for GPU targets.
 std::unique_ptr<CostModel> AnalyticModelFor(const emitters::Target& target,
                                             const HostCalibration& host);
+/// The same with the host's figures asked of `host` only when the target is the host (a
+/// calibration may be measured, or read from a database).
+std::unique_ptr<CostModel> AnalyticModelFor(const emitters::Target& target,
+                                            const std::function<HostCalibration()>& host);
 
 }  // namespace tilesmith::costmodel

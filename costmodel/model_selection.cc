@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "costmodel/features.h"
 
@@ -68,16 +69,17 @@ ModelChoice BestModelFor(const emitters::Target& target, int64_t cache_bytes, db
                          const std::string& device_key, const std::string& compiler_version,
                          const LearnedModelOptions& options) {
   ModelChoice choice;
-  HostCalibration host;
-  if (!target.is_cuda()) {
-    HostCalibrationChoice calibration = HostCalibrationFor(store, device_key, cache_bytes);
-    host = calibration.calibration;
-    choice.calibration = calibration.source;
-  }
-  auto analytic = [&] {
-    return target.is_cuda() ? AnalyticModelFor(target, cache_bytes)
-                            : AnalyticModelFor(target, host);
+  // The host's figures, looked up (and measured if none is stored) once, for a host target.
+  std::optional<HostCalibration> host;
+  auto calibrated = [&] {
+    if (!host) {
+      HostCalibrationChoice calibration = HostCalibrationFor(store, device_key, cache_bytes);
+      host = calibration.calibration;
+      choice.calibration = calibration.source;
+    }
+    return *host;
   };
+  auto analytic = [&] { return AnalyticModelFor(target, calibrated); };
   auto untrained = [&](const std::string& why) {
     auto model = std::make_unique<LearnedModel>(analytic(), options);
     choice.learned = model.get();

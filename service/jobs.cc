@@ -8,6 +8,7 @@
 #include "compiler/hlo/parser.h"
 #include "support/log.h"
 #include "support/sha256.h"
+#include "tuner/backends/runner.h"
 #include "tuner/layouts.h"
 #include "tuner/session.h"
 
@@ -334,7 +335,8 @@ void JobManager::RunJob(const std::shared_ptr<Active>& job, const ServedTarget& 
   options.compile_threads = environment_.compile_threads;
   options.measure = environment_.measure;
   options.source_format = job->record.source_format;
-  options.time_cuda = target.device.target.is_cuda();
+  // A served target that can tune has what timing it needs (targets.h: can_tune).
+  options.time_on_device = true;
   options.job_id = id;
   std::string free_layouts;
   for (const json& output : options_json.value("free_layouts", json::array())) {
@@ -343,15 +345,8 @@ void JobManager::RunJob(const std::shared_ptr<Active>& job, const ServedTarget& 
   auto free = tuner::ParseFreeLayouts(free_layouts, *(*module)->fusion());
   if (!free) return finish(db::JobState::kFailed, free.error().message, nullptr);
   options.free_layouts = *free;
-  options.worker_argv = {environment_.worker_binary,
-                         "--log-level",
-                         "warning",
-                         "worker",
-                         path.string(),
-                         "--target",
-                         target.device.target.ToString(),
-                         "--device",
-                         target.device.id};
+  options.worker_argv =
+      tuner::WorkerCommand(environment_.worker_binary, path.string(), target.device);
 
   // Counted from what the database already holds, so resumed trials are not counted again.
   db::ResultKey key{job->record.fingerprint, job->record.device_key, job->record.compiler_version};

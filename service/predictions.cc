@@ -1,6 +1,7 @@
 #include "service/predictions.h"
 
 #include "costmodel/model_selection.h"
+#include "tuner/backends/build_stats.h"
 #include "tuner/model_ranking.h"
 #include "tuner/space.h"
 
@@ -42,9 +43,12 @@ Expected<nlohmann::json> PredictionCache::Predict(const FusionInput& fusion,
       store.Predictions({fusion.fingerprint, target.device.record.Key(), compiler_version}));
   if (!stored.empty() && stored.front().predicted_us) {
     const db::PredictionRecord& best = stored.front();  // fastest verified first
+    const costmodel::ResourceUsage usage = tuner::BuildStats::FromJson(best.compile_stats).usage;
     nlohmann::json resources = nlohmann::json::object();
-    for (const char* field : {"registers", "shared_bytes", "spill_bytes"}) {
-      if (best.compile_stats.contains(field)) resources[field] = best.compile_stats[field];
+    if (usage.has_cubin()) {
+      resources = {{"registers", usage.registers},
+                   {"shared_bytes", usage.shared_bytes},
+                   {"spill_bytes", usage.spill_bytes}};
     }
     return nlohmann::json{{"source", "predicted"},
                           {"model", best.model},

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cstdio>
 
+#include "tuner/backends/backend.h"
 #include "tuner/cuda_driver.h"
 
 namespace tilesmith::service {
@@ -41,9 +42,9 @@ Expected<std::vector<ServedTarget>> ResolveTargets(const std::vector<std::string
       return InvalidArgument("target '" + text + "' is given twice");
     }
     ServedTarget target{served_name, alias, std::move(*device), true, "timed on this host"};
-    if (target.device.target.is_cuda()) {
+    if (auto backend = tuner::MakeBackend(target.device); !backend->MeasuresWithoutDevice()) {
       tuner::CudaDriverProbe driver = tuner::ProbeCudaDriver();
-      target.can_tune = driver.loaded && driver.device_count > 0;
+      target.can_tune = backend->CanMeasure(driver);
       target.note = target.can_tune
                         ? "timed on GPU 0 (" + driver.message + ")"
                         : "answers queries only; no GPU to time on (" + driver.message + ")";

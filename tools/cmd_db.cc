@@ -13,6 +13,7 @@
 #include "support/log.h"
 #include "tools/commands.h"
 #include "tools/tune_support.h"
+#include "tuner/backends/build_stats.h"
 
 namespace tilesmith::tools {
 namespace {
@@ -36,6 +37,11 @@ std::optional<double> Speedup(const db::BestResult& best) {
 
 // The target and name of a device key (`cuda:sm_90, NVIDIA H100 80GB HBM3`): enough to tell
 // devices apart in a table; --json has the whole key.
+// A prediction's cubin registers, `-` for a build without a cubin.
+std::string RegistersText(const tuner::BuildStats& stats) {
+  return stats.usage.has_cubin() ? std::to_string(stats.usage.registers) : "-";
+}
+
 std::string DeviceLabel(const std::string& key) {
   size_t first = key.find(", ");
   size_t second = first == std::string::npos ? first : key.find(", ", first + 2);
@@ -233,9 +239,7 @@ int Show(const cli::Args& args, db::Store& store, db::ResultFilter filter) {
       predicted.push_back({p.predicted_at, DeviceLabel(p.key.device_key), p.model,
                            std::string(db::TrialStatusName(p.status)) + (p.is_default ? "*" : ""),
                            Micros(p.predicted_us),
-                           p.compile_stats.contains("registers")
-                               ? p.compile_stats["registers"].dump()
-                               : std::string("-"),
+                           RegistersText(tuner::BuildStats::FromJson(p.compile_stats)),
                            p.config.dump()});
     }
     std::cout << "\npredictions (compiled, not timed; * = the default config):\n";

@@ -201,7 +201,7 @@ int RunSplit(const cli::Args& args) {
   std::unique_ptr<split::KernelTimer> timer;
   std::unique_ptr<db::SqliteStore> store;
   if (measure) {
-    if (device->target.is_cuda()) {
+    if (TimedOnlyWithDevice(*device)) {
       return ReportError("--measure times kernels on the host only; use --target host");
     }
     auto opened = db::SqliteStore::Open(ResolveDbPath(args.Get("db")));

@@ -265,7 +265,7 @@ void TunePair(const Pair& pair, const RunContext& context, SweepRow* row) {
   options.measure.timeout_ms = settings.timeout_ms;
   options.measure.flush_bytes = settings.flush ? 0 : -1;
   options.source_format = loaded->request ? "ascgraph" : "hlo";
-  options.time_cuda = pair.device->target.is_cuda() && CanTime(*pair.device, *context.driver);
+  options.time_on_device = CanTime(*pair.device, *context.driver);
   options.worker_argv = WorkerArgv(pair.fusion->path, *pair.device, pair.fusion->InputFlags());
   options.on_progress = [&](const tuner::TuneProgress& progress) {
     row->planned = progress.planned;
@@ -365,9 +365,10 @@ int RunSweep(const cli::Args& args) {
 
   InterruptWatch watch;  // before any thread starts, so that every thread inherits the mask
   tuner::CudaDriverProbe driver;
-  bool any_cuda = std::any_of(pairs.begin(), pairs.end(),
-                              [](const Pair& pair) { return pair.device->target.is_cuda(); });
-  if (any_cuda) driver = tuner::ProbeCudaDriver();
+  bool any_needs_driver = std::any_of(pairs.begin(), pairs.end(), [](const Pair& pair) {
+    return TimedOnlyWithDevice(*pair.device);
+  });
+  if (any_needs_driver) driver = tuner::ProbeCudaDriver();
   auto opened = db::SqliteStore::Open(db_path);
   if (!opened) return ReportError(opened.error().message);
   std::unique_ptr<db::SqliteStore> store = std::move(*opened);
@@ -433,7 +434,7 @@ int RunSweep(const cli::Args& args) {
   }
   std::cout << std::flush;
   for (const auto& [target, device] : devices) {
-    if (device.target.is_cuda() && !CanTime(device, driver)) {
+    if (!CanTime(device, driver)) {
       std::cerr << "note: " << target << " was compiled only, not timed: " << driver.message
                 << "\n";
     }

@@ -170,9 +170,10 @@ int RunTune(const cli::Args& args) {
   auto time = NumberFlag(args, "time", 0);
   auto seed = NumberFlag(args, "seed", 0);
   auto batch = NumberFlag(args, "batch", 8);
-  auto warmup = NumberFlag(args, "warmup-ms", 10);
-  auto reps = NumberFlag(args, "rep-ms", 40);
-  auto timeout = NumberFlag(args, "timeout-ms", 5000);
+  const tuner::MeasureOptions defaults;
+  auto warmup = NumberFlag(args, "warmup-ms", defaults.warmup_ms);
+  auto reps = NumberFlag(args, "rep-ms", defaults.budget_ms);
+  auto timeout = NumberFlag(args, "timeout-ms", defaults.timeout_ms);
   auto reference = NumberFlag(args, "evaluator-max-elements", double(int64_t{1} << 24));
   for (const auto* flag : {&budget, &time, &seed, &batch, &warmup, &reps, &timeout, &reference}) {
     if (!*flag) {
@@ -196,7 +197,7 @@ int RunTune(const cli::Args& args) {
   if (flush != "none") options.measure.flush = flush;
   options.evaluator_max_elements = static_cast<int64_t>(*reference);
   tuner::CudaDriverProbe driver = tuner::ProbeCudaDriver();
-  options.time_cuda = device->target.is_cuda() && CanTime(*device, driver);
+  options.time_on_device = CanTime(*device, driver);
   std::vector<std::string> input_flags;
   for (const char* flag : {"format", "sizes"}) {
     if (args.Has(flag)) {
@@ -247,7 +248,7 @@ int RunTune(const cli::Args& args) {
               {"stopped", result->stopped},
               {"model", result->model},
               {"model_update", result->model_update}};
-  if (device->target.is_cuda()) out["cuda_driver"] = driver.message;
+  if (TimedOnlyWithDevice(*device)) out["cuda_driver"] = driver.message;
   if (!result->timed) {
     if (args.Has("json")) {
       std::cout << out.dump(2) << "\n";
@@ -347,11 +348,17 @@ Subcommand TuneSubcommand() {
             "best-first or evolutionary")
       .Flag("seed", "N", "seed of the random and evolutionary strategies (default 0)")
       .Flag("batch", "N", "configs compiled in parallel and committed together (default 8)")
-      .Flag("warmup-ms", "MS", "warm-up time per config before timing (default 10)")
-      .Flag("rep-ms", "MS", "timed repetitions per config for this long, at least 3 (default 40)")
+      .Flag("warmup-ms", "MS",
+            "warm-up time per config before timing (default " +
+                MeasureDefault(tuner::MeasureOptions{}.warmup_ms) + ")")
+      .Flag("rep-ms", "MS",
+            "timed repetitions per config for this long, at least 3 (default " +
+                MeasureDefault(tuner::MeasureOptions{}.budget_ms) + ")")
       .Flag("timeout-ms", "MS",
             "a config still running this long after it started executing is killed and "
-            "recorded as timeout (default 5000; compiling and queueing do not count)")
+            "recorded as timeout (default " +
+                MeasureDefault(tuner::MeasureOptions{}.timeout_ms) +
+                "; compiling and queueing do not count)")
       .Flag("evaluator-max-elements", "N",
             "verify against the evaluator up to N output elements, beyond that against the "
             "first verified config (default 16777216)")

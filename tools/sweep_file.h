@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "support/status.h"
+#include "tuner/measurer.h"
 
 namespace tilesmith::tools {
 
@@ -24,9 +25,9 @@ struct SweepSettings {
   double time_s = 0;   ///< No new batch after this long per (fusion, target); 0: no limit.
   uint64_t seed = 0;
   int64_t batch = 8;
-  double warmup_ms = 10;
-  double rep_ms = 40;
-  double timeout_ms = 5000;
+  double warmup_ms = tuner::MeasureOptions{}.warmup_ms;
+  double rep_ms = tuner::MeasureOptions{}.budget_ms;
+  double timeout_ms = tuner::MeasureOptions{}.timeout_ms;
   bool flush = true;
   std::vector<std::string>
       free_layouts;  ///< Parameters (`p0`) and outputs (`out0`) whose layout is tuned.

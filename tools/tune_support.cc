@@ -27,15 +27,21 @@ std::string ResolveDbPath(const std::string& flag) {
 
 std::vector<std::string> WorkerArgv(const std::string& path, const tuner::Device& device,
                                     const std::vector<std::string>& input_flags) {
-  std::vector<std::string> argv = {
-      SelfPath(), "--log-level", "warning", "worker", path, "--target", device.target.ToString(),
-      "--device", device.id};
-  argv.insert(argv.end(), input_flags.begin(), input_flags.end());
-  return argv;
+  return tuner::WorkerCommand(SelfPath(), path, device, input_flags);
 }
 
 bool CanTime(const tuner::Device& device, const tuner::CudaDriverProbe& driver) {
-  return !device.target.is_cuda() || (driver.loaded && driver.device_count > 0);
+  return tuner::MakeBackend(device)->CanMeasure(driver);
+}
+
+bool TimedOnlyWithDevice(const tuner::Device& device) {
+  return !tuner::MakeBackend(device)->MeasuresWithoutDevice();
+}
+
+std::string MeasureDefault(double value) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%g", value);
+  return text;
 }
 
 std::string CompiledOnlyMessage(const tuner::TuneResult& result, const tuner::Device& device,

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "tuner/backends/backend.h"
 #include "tuner/cuda_driver.h"
 #include "tuner/device.h"
 #include "tuner/session.h"
@@ -31,6 +32,13 @@ std::vector<std::string> WorkerArgv(const std::string& path, const tuner::Device
 /// Whether candidates for `device` can be timed on this machine: always for the host, for a
 /// CUDA target only with a driver that sees a GPU.
 bool CanTime(const tuner::Device& device, const tuner::CudaDriverProbe& driver);
+
+/// Whether `device`'s candidates are timed only where a device is found at run time (a GPU
+/// and its driver), so a tune or sweep says what the driver said.
+bool TimedOnlyWithDevice(const tuner::Device& device);
+
+/// A measurement default (tuner::MeasureOptions) as help text shows it (`10`, `5000`).
+std::string MeasureDefault(double value);
 
 /// Why a CUDA tune stopped after compiling: what was compiled, and what the driver said.
 std::string CompiledOnlyMessage(const tuner::TuneResult& result, const tuner::Device& device,

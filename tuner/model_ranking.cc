@@ -13,7 +13,7 @@ namespace tilesmith::tuner {
 
 ModelRanking::ModelRanking(const Device& device, std::unique_ptr<costmodel::CostModel> model,
                            ModelRankingOptions options)
-    : device_(device), options_(options), model_(std::move(model)) {}
+    : device_(device), backend_(MakeBackend(device)), options_(options), model_(std::move(model)) {}
 
 const costmodel::CostModel& ModelRanking::Model() const {
   std::call_once(made_, [&] {
@@ -94,7 +94,7 @@ std::vector<CandidatePrediction> ModelRanking::PredictAll(const Space& space) co
     requests.push_back({&space.AnalysisOf(candidate), EmitterConfig(candidate.config)});
   }
   std::vector<BuildResult> built =
-      BuildBatch(requests, device_.info, device_.target, options_.threads, options_.should_stop);
+      BuildBatch(requests, *backend_, options_.threads, options_.should_stop);
   {
     std::lock_guard lock(built_mutex_);
     built_space_ = &space;
@@ -110,8 +110,7 @@ std::vector<CandidatePrediction> ModelRanking::PredictAll(const Space& space) co
       prediction.breakdown["compile_error"] = built[k].message;
       continue;
     }
-    const nlohmann::json& stats = built[k].stats;
-    costmodel::ResourceUsage usage = costmodel::ResourceUsageFromStats(stats);
+    costmodel::ResourceUsage usage = built[k].stats.usage;
     predict(compiled[k], &usage);
     prediction.cubin = prediction.ok && usage.has_cubin();
     prediction.host_code = prediction.ok && usage.has_host_code();

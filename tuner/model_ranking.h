@@ -66,6 +66,7 @@ class ModelRanking : public Ranking {
   const costmodel::CostModel& Model() const;
 
   Device device_;
+  std::unique_ptr<Backend> backend_;  // compiles the most promising candidates
   ModelRankingOptions options_;
   mutable std::once_flag made_;
   mutable std::unique_ptr<costmodel::CostModel> model_;

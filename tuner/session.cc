@@ -10,11 +10,11 @@
 #include "compiler/emitters/kernel_ir.h"
 #include "compiler/hlo/canonical.h"
 #include "costmodel/model_selection.h"
-#include "costmodel/training_data.h"
+#include "tuner/backends/backend.h"
 #include "tuner/builder.h"
-#include "tuner/host_memory.h"
 #include "tuner/layouts.h"
 #include "tuner/model_ranking.h"
+#include "tuner/session_observers.h"
 #include "tuner/space.h"
 #include "tuner/strategy.h"
 
@@ -26,11 +26,6 @@ namespace fs = std::filesystem;
 
 double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-int64_t Stat(const nlohmann::json& stats, const char* field) {
-  return stats.contains(field) && stats[field].is_number_integer() ? stats[field].get<int64_t>()
-                                                                   : 0;
 }
 
 // A temporary directory for the first verified candidate's outputs, removed with it.
@@ -52,39 +47,33 @@ class ReferenceDir {
 
 // Everything the session needs while it runs.
 struct Session {
-  Session(const hlo::HloComputation& fusion, const Device& device, db::Store* store,
+  Session(const hlo::HloComputation& fusion, const Backend& backend, db::Store* store,
           const TuneOptions& options)
-      : fusion(fusion), device(device), store(store), options(options) {}
+      : fusion(fusion), backend(backend), store(store), options(options) {}
 
   const hlo::HloComputation& fusion;
-  const Device& device;
-  // Null for a compile-only (CUDA) session that stores nothing.
+  const Backend& backend;
+  // Null for a predicting session that stores nothing.
   db::Store* store;
   const TuneOptions& options;
-  // Compile-only sessions: the model that predicts each compiled candidate (owned by the
-  // ranking), and every prediction of this run.
-  const costmodel::CostModel* predictor = nullptr;
   // What ranks the space; its compiled candidates' builds are reused.
   const ModelRanking* ranking = nullptr;
+  // Predicting sessions: the model's name and why it was chosen, and every prediction made.
+  std::string model_name;
   std::string model_description;
   std::vector<db::PredictionRecord> predictions;
-  // A stored learned model, retrained on every measured batch and stored again at the end so
-  // the next tune starts from what this one measured; null when none was stored.
-  costmodel::LearnedModel* learned = nullptr;
-  int64_t retrained_rows = 0;
   Space space;
   db::ResultKey key;
   std::string job_id = db::NewUid();
-  MeasureOptions measure;
-  std::unique_ptr<HostMeasurer> measurer;
+  std::unique_ptr<Runner> runner;
+  std::vector<SessionObserver*> observers;
   TuneResult result;
   TuneProgress progress;
 
   bool Stopping() const { return options.should_stop && options.should_stop(); }
 
-  // Compiles, measures and commits one batch; returns what the strategy is told.
-  Expected<std::vector<TrialOutcome>> RunBatch(const std::vector<int64_t>& batch) {
-    // Candidates the ranking compiled already are not compiled again.
+  // Builds the batch; candidates the ranking compiled already are not compiled again.
+  std::vector<BuildResult> Build(const std::vector<int64_t>& batch) {
     std::vector<BuildResult> builds(batch.size());
     std::vector<BuildRequest> requests;
     std::vector<size_t> requested;  // positions in `batch` of `requests`
@@ -99,11 +88,71 @@ struct Session {
       requested.push_back(i);
     }
     auto compile_start = Clock::now();
-    std::vector<BuildResult> compiled = BuildBatch(requests, device.info, device.target,
-                                                   options.compile_threads, options.should_stop);
+    std::vector<BuildResult> compiled =
+        BuildBatch(requests, backend, options.compile_threads, options.should_stop);
     for (size_t k = 0; k < requested.size(); ++k) builds[requested[k]] = std::move(compiled[k]);
     result.compile_seconds += SecondsSince(compile_start);
+    return builds;
+  }
+
+  // Runs one built candidate; nullopt when a stop cancelled it (nothing to store or tell).
+  std::optional<RunResult> Run(const Candidate& candidate, const BuildResult& build) {
+    if (!build.ok) {
+      RunResult failed;
+      failed.status = db::TrialStatus::kCompile;
+      failed.message = build.message;
+      return failed;
+    }
+    nlohmann::json emitter_config = EmitterConfig(candidate.config);
+    auto run_start = Clock::now();
+    RunResult run =
+        runner->Run({candidate.config, space.AnalysisOf(candidate), emitter_config, build.stats});
+    if (runner->measures()) result.measure_seconds += SecondsSince(run_start);
+    if (run.cancelled) return std::nullopt;
+    return run;
+  }
+
+  db::MeasurementRecord Measurement(const Candidate& candidate, const BuildResult& build,
+                                    RunResult run) const {
+    db::MeasurementRecord record;
+    record.key = key;
+    record.emitter = space.variants[candidate.variant].emitter;
+    record.config = candidate.config;
+    record.is_default = candidate.is_default;
+    BuildStats stats = build.stats;
+    stats.worker_compile_ms = run.worker_compile_ms;
+    record.compile_stats = stats.ToJson();
+    record.job_id = job_id;
+    record.status = run.status;
+    record.message = std::move(run.message);
+    record.verification_error = run.verification_error;
+    record.timing = run.timing;
+    return record;
+  }
+
+  db::PredictionRecord Prediction(const Candidate& candidate, const BuildResult& build,
+                                  RunResult run) const {
+    db::PredictionRecord prediction;
+    prediction.key = key;
+    prediction.emitter = space.variants[candidate.variant].emitter;
+    prediction.config = candidate.config;
+    prediction.is_default = candidate.is_default;
+    prediction.model = model_name;
+    prediction.model_description = model_description;
+    prediction.compile_stats = build.stats.ToJson();
+    prediction.job_id = job_id;
+    prediction.status = run.status;
+    prediction.message = std::move(run.message);
+    prediction.predicted_us = run.predicted_us;
+    prediction.breakdown = std::move(run.breakdown);
+    return prediction;
+  }
+
+  // Builds, runs and commits one batch; returns what the strategy is told.
+  Expected<std::vector<TrialOutcome>> RunBatch(const std::vector<int64_t>& batch) {
+    std::vector<BuildResult> builds = Build(batch);
     std::vector<db::MeasurementRecord> records;
+    std::vector<int64_t> run_candidates;  // one per record or prediction below
     std::vector<TrialOutcome> outcomes;
     const size_t predicted_before = predictions.size();
     for (size_t i = 0; i < batch.size(); ++i) {
@@ -113,50 +162,28 @@ struct Session {
       const Candidate& candidate = space.candidates[batch[i]];
       const BuildResult& build = builds[i];
       ++(build.ok ? result.compiled : result.compile_failed);
+      std::optional<RunResult> run = Run(candidate, build);
+      if (!run) break;
       TrialOutcome outcome{batch[i], false, 0};
-      if (!result.timed) {
-        // Compiled for real; predicted with what the compiler assigned, never timed.
-        db::PredictionRecord prediction = Predict(candidate, build);
-        if (prediction.predicted_us) outcome = {batch[i], true, *prediction.predicted_us};
-        predictions.push_back(std::move(prediction));
+      if (run->timing) outcome = {batch[i], true, run->timing->median_us};
+      if (run->predicted_us) outcome = {batch[i], true, *run->predicted_us};
+      if (runner->measures()) {
+        records.push_back(Measurement(candidate, build, std::move(*run)));
       } else {
-        db::MeasurementRecord record;
-        record.key = key;
-        record.emitter = space.variants[candidate.variant].emitter;
-        record.config = candidate.config;
-        record.is_default = candidate.is_default;
-        record.compile_stats = build.stats;
-        record.job_id = job_id;
-        if (!build.ok) {
-          record.status = db::TrialStatus::kCompile;
-          record.message = build.message;
-        } else {
-          auto measure_start = Clock::now();
-          WorkerResult run = measurer->Measure(candidate.config, measure);
-          result.measure_seconds += SecondsSince(measure_start);
-          if (run.cancelled) break;
-          record.status = run.status;
-          record.message = run.message;
-          record.verification_error = run.verification_error;
-          record.compile_stats["worker_compile_ms"] = run.compile_ms;
-          if (run.status == db::TrialStatus::kOk) {
-            record.timing = Summarize(run.times_us);
-            outcome = {batch[i], true, record.timing->median_us};
-          }
-        }
-        records.push_back(std::move(record));
+        predictions.push_back(Prediction(candidate, build, std::move(*run)));
       }
+      run_candidates.push_back(batch[i]);
       outcomes.push_back(outcome);
     }
-    if (!records.empty()) {
-      // Committed before anything about this batch is reported (DESIGN.md, "Durability").
-      TS_RETURN_IF_ERROR(store->RecordBatch(records));
-      if (learned != nullptr) RetrainOn(records, batch);
-    }
-    if (!result.timed && store != nullptr) {
-      std::span<const db::PredictionRecord> fresh(predictions.begin() + predicted_before,
-                                                  predictions.end());
-      TS_RETURN_IF_ERROR(store->RecordPredictions(fresh));
+    // Committed before anything about this batch is reported (DESIGN.md, "Durability").
+    if (!records.empty()) TS_RETURN_IF_ERROR(store->RecordBatch(records));
+    std::span<const db::PredictionRecord> fresh(predictions.begin() + predicted_before,
+                                                predictions.end());
+    if (!records.empty() || !runner->measures()) {
+      CommittedBatch committed{space, key, run_candidates, records, fresh};
+      for (SessionObserver* observer : observers) {
+        TS_RETURN_IF_ERROR(observer->OnBatchCommitted(committed));
+      }
     }
     for (const db::MeasurementRecord& record : records) {
       ++progress.measured;
@@ -173,89 +200,7 @@ struct Session {
     return outcomes;
   }
 
-  // Boosts the learned model on the batch's verified measurements (a bounded number of
-  // trees, with a replay of older rows: learned_model.h). A failure stops retraining for
-  // this tune and is reported; it never fails the tune.
-  void RetrainOn(const std::vector<db::MeasurementRecord>& records,
-                 const std::vector<int64_t>& batch) {
-    std::vector<costmodel::TrainingRow> rows;
-    costmodel::DeviceFigures figures{device.info, device.cache_bytes};
-    for (size_t i = 0; i < records.size(); ++i) {
-      const db::MeasurementRecord& record = records[i];
-      const Candidate& candidate = space.candidates[batch[i]];
-      // Tuned layouts change the fusion itself; the training set leaves them out too.
-      if (record.status != db::TrialStatus::kOk || candidate.config.contains("layouts")) continue;
-      auto kernel = emitters::EmitKernel(space.AnalysisOf(candidate),
-                                         EmitterConfig(candidate.config), device.info);
-      if (!kernel) continue;
-      costmodel::ResourceUsage usage = costmodel::ResourceUsageFromStats(record.compile_stats);
-      auto row = costmodel::MakeTrainingRow(key.fingerprint, *kernel, figures,
-                                            usage.known() ? &usage : nullptr, learned->analytic(),
-                                            record.timing->median_us);
-      if (row) rows.push_back(std::move(*row));
-    }
-    if (rows.empty()) return;
-    if (auto retrained = learned->Retrain(rows); !retrained) {
-      result.model_update = "retraining failed: " + retrained.error().message;
-      learned = nullptr;
-      return;
-    }
-    retrained_rows += static_cast<int64_t>(rows.size());
-  }
-
-  // Stores the retrained model as the device's newest.
-  void StoreRetrained() {
-    if (learned == nullptr || retrained_rows == 0) return;
-    auto record = learned->ToRecord(key.device_key, key.compiler_version);
-    if (record) {
-      record->meta["retrained_by_tune"] = {{"fingerprint", key.fingerprint},
-                                           {"rows", retrained_rows}};
-    }
-    auto id =
-        record ? store->PutModel(*record) : Expected<int64_t>(std::unexpected(record.error()));
-    result.model_update = id ? "retrained on " + std::to_string(retrained_rows) +
-                                   " measurements of this fusion, stored as model " +
-                                   std::to_string(*id)
-                             : "retrained, but storing the model failed: " + id.error().message;
-  }
-
-  // A compiled candidate's predicted time: its kernel emitted again (cheap beside the
-  // compile) and predicted with the cubin's registers, shared memory and spills.
-  db::PredictionRecord Predict(const Candidate& candidate, const BuildResult& build) {
-    db::PredictionRecord prediction;
-    prediction.key = key;
-    prediction.emitter = space.variants[candidate.variant].emitter;
-    prediction.config = candidate.config;
-    prediction.is_default = candidate.is_default;
-    prediction.model = std::string(predictor->name());
-    prediction.model_description = model_description;
-    prediction.compile_stats = build.stats;
-    prediction.job_id = job_id;
-    prediction.status = db::TrialStatus::kCompile;
-    if (!build.ok) {
-      prediction.message = build.message;
-      return prediction;
-    }
-    auto kernel = emitters::EmitKernel(space.AnalysisOf(candidate), EmitterConfig(candidate.config),
-                                       device.info);
-    if (!kernel) {
-      prediction.message = kernel.error().message;
-      return prediction;
-    }
-    costmodel::ResourceUsage usage = costmodel::ResourceUsageFromStats(build.stats);
-    auto predicted = predictor->Predict(*kernel, {device.info, device.cache_bytes}, &usage);
-    if (!predicted) {
-      prediction.message =
-          "compiled, but the model could not predict it: " + predicted.error().message;
-      return prediction;
-    }
-    prediction.status = db::TrialStatus::kOk;
-    prediction.predicted_us = predicted->microseconds;
-    prediction.breakdown = std::move(predicted->breakdown);
-    return prediction;
-  }
-
-  // The best and default of a compile-only session, by predicted time (ties: config order).
+  // The best and default of a predicting session, by predicted time (ties: config order).
   void ConcludePredicted() {
     const db::PredictionRecord* best = nullptr;
     for (const db::PredictionRecord& prediction : predictions) {
@@ -304,14 +249,14 @@ struct Session {
       // Config order is config-hash order (`latest` is sorted by hash), the order the
       // database's best_results view breaks ties in, so both name the same winner.
       int64_t order = static_cast<int64_t>(contenders.size());
-      const nlohmann::json& stats = trial.compile_stats;
-      int64_t threads = Stat(stats, "threads_per_block");
+      BuildStats stats = BuildStats::FromJson(trial.compile_stats);
+      int64_t threads = stats.threads_per_block;
       contenders.push_back({order,
                             trial.timing->median_us,
                             trial.timing->p20_us,
                             trial.timing->p80_us,
-                            {Stat(stats, "registers") * std::max<int64_t>(threads, 1),
-                             Stat(stats, "shared_bytes"), threads}});
+                            {stats.usage.registers * std::max<int64_t>(threads, 1),
+                             stats.usage.shared_bytes, threads}});
       trials.push_back(&trial);
     }
     if (int64_t winner = PickBest(contenders); winner >= 0) result.best = Summary(*trials[winner]);
@@ -362,7 +307,8 @@ int64_t PickBest(std::span<const Contender> contenders) {
 Expected<TuneResult> Tune(const hlo::HloModule& module, const Device& device, db::Store* store,
                           const std::string& compiler_version, const TuneOptions& options) {
   const hlo::HloComputation& fusion = *module.fusion();
-  Session session(fusion, device, store, options);
+  std::unique_ptr<Backend> backend = MakeBackend(device);
+  Session session(fusion, *backend, store, options);
   TS_ASSIGN_OR_RETURN(session.space, BuildSpace(module, device.info, options.free_layouts));
   const Space& space = session.space;
   TS_ASSIGN_OR_RETURN(std::string fingerprint, hlo::FusionFingerprint(module));
@@ -375,15 +321,15 @@ Expected<TuneResult> Tune(const hlo::HloModule& module, const Device& device, db
   result.emitter = space.emitter;
   result.space_size = space.total();
   result.candidates = static_cast<int64_t>(space.candidates.size());
-  result.timed = !device.target.is_cuda() || options.time_cuda;
+  result.timed = backend->MeasuresWithoutDevice() || options.time_on_device;
 
   // The model and best-first strategies rank with the stored learned model for this device
   // and compiler when there is one, else the target's analytic model.
   costmodel::ModelChoice model = costmodel::BestModelFor(device.target, device.cache_bytes, store,
                                                          device.record, compiler_version);
   result.model = model.description;
-  session.predictor = model.model.get();
-  if (model.stored && store != nullptr) session.learned = model.learned;
+  const costmodel::CostModel& predictor = *model.model;
+  session.model_name = std::string(predictor.name());
   session.model_description = model.description;
   ModelRanking ranking(device, std::move(model.model), {.should_stop = options.should_stop});
   if (options.on_stage && (options.strategy == "model" || options.strategy == "best-first")) {
@@ -401,26 +347,37 @@ Expected<TuneResult> Tune(const hlo::HloModule& module, const Device& device, db
       options.budget > 0 ? std::min<int64_t>(options.budget, result.candidates) : result.candidates;
 
   ReferenceDir reference_dir;
-  session.measure = options.measure;
-  if (session.measure.flush_bytes == 0) session.measure.flush_bytes = device.cache_bytes * 3 / 2;
-  if (session.measure.flush_bytes < 0) session.measure.flush_bytes = 0;
+  MeasureOptions measure = options.measure;
+  if (measure.flush_bytes == 0) measure.flush_bytes = device.cache_bytes * 3 / 2;
+  if (measure.flush_bytes < 0) measure.flush_bytes = 0;
   if (OutputElements(fusion) > options.evaluator_max_elements) {
-    session.measure.reference = reference_dir.path();
+    measure.reference = reference_dir.path();
   }
+  // The session's own observers first, then the caller's.
+  std::optional<RetrainingObserver> retraining;
+  std::optional<PredictionRecorder> recorder;
   std::map<std::string, db::MeasurementRecord> known;
   if (result.timed) {
     if (options.worker_argv.empty()) return InvalidArgument("no worker command to measure with");
     if (store == nullptr) return InvalidArgument("a timed tune needs a results store");
-    if (!device.target.is_cuda()) TS_RETURN_IF_ERROR(CheckFitsHostMemory(fusion));
-    session.measurer = std::make_unique<HostMeasurer>(options.worker_argv);
+    TS_RETURN_IF_ERROR(backend->CheckRunnable(fusion));
+    session.runner = backend->MakeWorkerRunner(options.worker_argv, measure, options.should_stop);
+    if (model.stored && model.learned != nullptr) {
+      session.observers.push_back(&retraining.emplace(*model.learned, device, *store));
+    }
+  } else {
+    session.runner = backend->MakePredictingRunner(predictor);
+    if (store != nullptr) session.observers.push_back(&recorder.emplace(*store));
+  }
+  session.observers.insert(session.observers.end(), options.observers.begin(),
+                           options.observers.end());
+  if (store != nullptr) {
     TS_RETURN_IF_ERROR(store->PutDevice(device.record));
     TS_RETURN_IF_ERROR(store->PutKernel(
         {fingerprint, options.source_format, fusion.name(), hlo::CanonicalFusionText(module)}));
+  }
+  if (result.timed) {
     TS_ASSIGN_OR_RETURN(known, session.LatestTrials());
-  } else if (store != nullptr) {
-    TS_RETURN_IF_ERROR(store->PutDevice(device.record));
-    TS_RETURN_IF_ERROR(store->PutKernel(
-        {fingerprint, options.source_format, fusion.name(), hlo::CanonicalFusionText(module)}));
   }
 
   // Resume: whatever the database holds under this key is told, not measured again.
@@ -437,15 +394,14 @@ Expected<TuneResult> Tune(const hlo::HloModule& module, const Device& device, db
   strategy->Tell(resumed);
 
   auto start = Clock::now();
-  if (session.measurer) session.measurer->set_should_stop(options.should_stop);
-  // The default is always measured, first, so the speedup has a baseline.
+  // The default is always run, first, so the speedup has a baseline.
   if (!session.Stopping() && !known.contains(space.candidates[space.default_index].config_hash)) {
     TS_ASSIGN_OR_RETURN(auto outcomes, session.RunBatch({space.default_index}));
     strategy->Tell(outcomes);
   }
   result.stopped = "time limit";
   while (options.time_limit_s <= 0 || SecondsSince(start) < options.time_limit_s) {
-    if (options.should_stop && options.should_stop()) {
+    if (session.Stopping()) {
       result.stopped = "stopped";
       break;
     }
@@ -459,13 +415,13 @@ Expected<TuneResult> Tune(const hlo::HloModule& module, const Device& device, db
     TS_ASSIGN_OR_RETURN(auto outcomes, session.RunBatch(batch));
     strategy->Tell(outcomes);
   }
-  if (session.measurer) result.worker_starts = session.measurer->starts();
-  if (result.timed) {
+  result.worker_starts = session.runner->worker_starts();
+  if (session.runner->measures()) {
     TS_RETURN_IF_ERROR(session.Conclude());
-    session.StoreRetrained();
   } else {
     session.ConcludePredicted();
   }
+  for (SessionObserver* observer : session.observers) observer->OnFinished(result);
   return result;
 }
 

@@ -1,8 +1,11 @@
 // The tuning session: one fusion on one device, from the search space to the best config.
-// A strategy proposes batches, the builder compiles them in parallel, the host measurer
-// times them one at a time in the worker, and every batch is committed to the Store before
-// it is reported or told to the strategy — so a killed tune loses nothing committed and a
-// rerun resumes, skipping every config already measured under the same key.
+// The loop is ask → build → run → verify → commit → tell: a strategy proposes batches, the
+// device's backend compiles them in parallel, a runner from the backend runs them (the
+// worker runner times and verifies them one at a time in an isolated worker; the predicting
+// runner predicts them where nothing can be timed), and every batch is committed to the Store
+// before it is reported or told to the strategy — so a killed tune loses nothing committed
+// and a rerun resumes, skipping every config already measured under the same key. What else
+// happens with a batch (retraining the learned model, storing predictions) is an observer's.
 #pragma once
 
 #include <cstdint>
@@ -19,8 +22,11 @@
 #include "tuner/device.h"
 #include "tuner/layouts.h"
 #include "tuner/measurer.h"
+#include "tuner/space.h"
 
 namespace tilesmith::tuner {
+
+class SessionObserver;
 
 /// Counts the progress line shows, after every committed batch.
 struct TuneProgress {
@@ -46,9 +52,10 @@ struct TuneOptions {
   /// candidate instead of the evaluator.
   int64_t evaluator_max_elements = int64_t{1} << 24;
   std::string source_format = "hlo";
-  /// Time CUDA candidates on the GPU (a driver with a GPU is present: cuda_driver.h);
-  /// false compiles them only.
-  bool time_cuda = false;
+  /// Time candidates of a target that is timed only on a device found at run time (a GPU:
+  /// Backend::CanMeasure says whether one is here); false compiles and predicts them. The
+  /// host is always timed.
+  bool time_on_device = false;
   /// Parameters and outputs whose layout is tuned too (layouts.h); empty: the fusion's own.
   FreeLayouts free_layouts;
   std::function<void(const TuneProgress&)> on_progress;
@@ -61,6 +68,9 @@ struct TuneOptions {
   std::function<bool()> should_stop;
   /// Stored as every trial's job id (the service's job); empty: a fresh id per tune.
   std::string job_id;
+  /// Told of every committed batch and of the end, after the session's own observers
+  /// (retraining a stored learned model, storing predictions). Borrowed.
+  std::vector<SessionObserver*> observers;
 };
 
 /// One config's standing.
@@ -103,6 +113,27 @@ struct TuneResult {
   /// When a stored learned model ranked: what retraining it on this tune's measurements did
   /// (`retrained on 24 measurements of this fusion, stored as model 7`); empty otherwise.
   std::string model_update;
+};
+
+/// One committed batch: what the store now holds of it, or the predictions made.
+struct CommittedBatch {
+  const Space& space;
+  const db::ResultKey& key;
+  /// Candidates of `space`, one per record below, in the same order.
+  std::span<const int64_t> candidates;
+  std::span<const db::MeasurementRecord> measurements;  ///< Committed (a measuring runner).
+  std::span<const db::PredictionRecord> predictions;    ///< Made (a predicting runner).
+};
+
+/// Something that follows a tune: told of every batch once it is committed (before the
+/// progress callback and the strategy hear of it) and of the end, once the winner is known.
+class SessionObserver {
+ public:
+  virtual ~SessionObserver() = default;
+  /// An error ends the tune with it (what was committed stays committed).
+  virtual Status OnBatchCommitted(const CommittedBatch& batch) = 0;
+  /// May add to `result` (its model_update).
+  virtual void OnFinished(TuneResult& result) { (void)result; }
 };
 
 /// One verified config competing for best.

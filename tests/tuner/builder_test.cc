@@ -28,7 +28,7 @@ TEST(BuilderTest, ACancelledBatchStartsNoMoreCompiles) {
     requests.push_back({&space->AnalysisOf(candidate), EmitterConfig(candidate.config)});
   }
   std::vector<BuildResult> built =
-      BuildBatch(requests, device->info, device->target, 2, [] { return true; });
+      BuildBatch(requests, *MakeBackend(*device), 2, [] { return true; });
   ASSERT_EQ(built.size(), requests.size());
   for (const BuildResult& result : built) {
     EXPECT_FALSE(result.ok);
@@ -48,12 +48,12 @@ TEST(BuilderTest, HostBuildsRecordTheCodeEachBlockExecutes) {
     const Candidate& candidate = space->candidates[i];
     requests.push_back({&space->AnalysisOf(candidate), EmitterConfig(candidate.config)});
   }
-  std::vector<BuildResult> built = BuildBatch(requests, device->info, device->target, 2);
+  std::vector<BuildResult> built = BuildBatch(requests, *MakeBackend(*device), 2);
   ASSERT_EQ(built.size(), 2u);
   for (size_t i = 0; i < built.size(); ++i) {
     ASSERT_TRUE(built[i].ok) << built[i].message;
-    costmodel::ResourceUsage usage = costmodel::ResourceUsageFromStats(built[i].stats);
-    EXPECT_TRUE(usage.has_host_code()) << built[i].stats.dump();
+    costmodel::ResourceUsage usage = built[i].stats.usage;
+    EXPECT_TRUE(usage.has_host_code()) << built[i].stats.ToJson().dump();
     EXPECT_FALSE(usage.has_cubin());
     EXPECT_GT(usage.executed_memory, 0);
     EXPECT_LE(usage.executed_memory, usage.executed_instructions);

@@ -76,7 +76,8 @@ TEST(ModelRankingTest, HostCandidatesGetTheirExecutedCode) {
     if (built == nullptr) continue;
     ++kept;
     EXPECT_TRUE(built->ok);
-    EXPECT_EQ(built->stats["executed_instructions"], p.resources["executed_instructions"]);
+    EXPECT_EQ(built->stats.usage.executed_instructions,
+              p.resources["executed_instructions"].get<double>());
   }
   EXPECT_EQ(kept, 3);
   Space copy = f.space;
