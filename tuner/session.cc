@@ -12,6 +12,7 @@
 #include "costmodel/model_selection.h"
 #include "costmodel/training_data.h"
 #include "tuner/builder.h"
+#include "tuner/confirm_winner.h"
 #include "tuner/host_memory.h"
 #include "tuner/layouts.h"
 #include "tuner/model_ranking.h"
@@ -463,6 +464,13 @@ Expected<TuneResult> Tune(const hlo::HloModule& module, const Device& device, db
   if (result.timed) {
     TS_RETURN_IF_ERROR(session.Conclude());
     session.StoreRetrained();
+    if (!session.Stopping()) {
+      TS_RETURN_IF_ERROR(
+          ConfirmWinner({store, session.key, space.candidates[space.default_index].config,
+                         session.measurer.get(), session.measure, options.confirm,
+                         SecondsSince(start), session.job_id, options.should_stop},
+                        result));
+    }
   } else {
     session.ConcludePredicted();
   }
