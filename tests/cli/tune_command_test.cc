@@ -148,8 +148,8 @@ TEST_F(TuneCommandTest, TheAnswerCarriesItsSpeedupIntervalAndWhetherItIsSignific
   json unconfirmed = json::parse(off.out);
   EXPECT_TRUE(unconfirmed["significant"].is_null());
   EXPECT_TRUE(unconfirmed["verdict"].is_null());
-  CommandRun bad = Tilesmith("tune " + Gelu() + " --target host --db " + File("v.db") +
-                             " --confidence 95");
+  CommandRun bad =
+      Tilesmith("tune " + Gelu() + " --target host --db " + File("v.db") + " --confidence 95");
   EXPECT_EQ(bad.exit_code, 2) << bad.err;
   EXPECT_NE(bad.err.find("--confidence"), std::string::npos) << bad.err;
 }
