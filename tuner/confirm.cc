@@ -175,7 +175,8 @@ ConfirmVerdict Confirm(std::span<const ConfirmCandidate> candidates, const TimeC
       ended = "rounds";
       break;
     }
-    if (!rounds.empty() && elapsed() >= options.time_s) {
+    // Two rounds are the fewest an interval needs: they are run whatever the time.
+    if (rounds.size() >= 2 && elapsed() >= options.time_s) {
       ended = "time";
       break;
     }

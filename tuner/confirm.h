@@ -36,7 +36,7 @@ double StudentTQuantile(double q, double df);
 struct ConfirmOptions {
   int64_t top_k = 5;         ///< Contenders re-timed beside the default (0: no confirmation).
   double confidence = 0.95;  ///< Two-sided confidence of every interval.
-  double time_s = 3;         ///< Rounds stop starting after this long.
+  double time_s = 3;         ///< Rounds stop starting after this long (after two at least).
   int64_t min_rounds = 5;    ///< Never judged on fewer rounds.
   int64_t max_rounds = 200;
   uint64_t seed = 0;  ///< Of the round orders.

@@ -169,6 +169,17 @@ TEST(ConfirmTest, AFailingContenderIsDroppedAndKeptInTheLog) {
   EXPECT_TRUE(logged);
 }
 
+TEST(ConfirmTest, TwoRoundsAreRunWhateverTheTimeSoThatThereIsAnInterval) {
+  SyntheticTimer timer{{2.0, 1.0}};
+  auto candidates = Candidates(2);
+  ConfirmVerdict verdict = Confirm(
+      candidates, [&](size_t i) { return timer(i); }, {.time_s = 0}, nullptr);
+  EXPECT_EQ(verdict.rounds, 2);
+  EXPECT_GT(verdict.over_default.low, 0);
+  EXPECT_TRUE(std::isfinite(verdict.over_default.high));
+  EXPECT_NE(verdict.reason.find("time ran out"), std::string::npos) << verdict.reason;
+}
+
 TEST(ConfirmTest, EveryRoundTimesEveryCandidateOnceInAShuffledOrder) {
   SyntheticTimer timer{{2.0, 2.0, 2.0, 2.0}};
   auto candidates = Candidates(4);
