@@ -4,7 +4,8 @@
     bench/summary.py PREFIX [--out OUT.json] [--quick]
 
 Reads PREFIX.parser.json, PREFIX.host_kernels.json, PREFIX.emitters.json,
-PREFIX.compile.json, PREFIX.service.json, PREFIX.model.json, PREFIX.tuning_gain.*.json and
+PREFIX.compile.json, PREFIX.service.json, PREFIX.model.json, PREFIX.agreement.json,
+PREFIX.tuning_gain.*.json and
 PREFIX.xla.json (whichever exist), writes {machine, date, quick, benches: {...}} to OUT and
 prints a Markdown section for docs/benchmarks.md: the machine, one line per
 benchmark with its headline ratios, and the per-fusion table against XLA:CPU. Standard
@@ -94,6 +95,13 @@ def rows(benches):
         if gain.get("geomean_speedup"):
             out.append(("tuning gain: %s" % name, "geomean %.2f× over %d fusions (default ÷ "
                         "tuned)" % (gain["geomean_speedup"], gain["geomean_rows"])))
+    agreement = benches.get("agreement")
+    if agreement and agreement.get("fusions"):
+        out.append(("run-to-run agreement", "mean Spearman %.2f (min %.2f) of config times "
+                    "over %d fusions tuned twice; search winners agree %d, verdicts agree %d" % (
+                        agreement["mean_spearman"] or 0, agreement["min_spearman"] or 0,
+                        agreement["fusions"], agreement["search_winners_agree"],
+                        agreement["verdicts_agree"])))
     xla = benches.get("xla")
     if xla and xla.get("geomean", {}).get("fusions"):
         g = xla["geomean"]
@@ -112,7 +120,8 @@ def main():
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args()
     benches = {}
-    for name in ("parser", "host_kernels", "emitters", "compile", "service", "model", "xla"):
+    for name in ("parser", "host_kernels", "emitters", "compile", "service", "model", "agreement",
+                 "xla"):
         data = load("%s.%s.json" % (args.prefix, name))
         if data is not None:
             benches[name] = data

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "db/records.h"
+#include "db/verdicts.h"
 #include "support/status.h"
 
 namespace tilesmith::db {
@@ -85,6 +86,13 @@ class ResultStore {
   virtual Expected<std::vector<MeasurementRecord>> Measurements(const ResultFilter& filter) = 0;
   /// Configs with at least one trial (ok or failed) under the key, by config hash.
   virtual Expected<std::vector<MeasuredConfig>> MeasuredConfigs(const ResultKey& key) = 0;
+
+  /// Stores a noise-aware verdict (db/verdicts.h); returns its id. Kernel and device must
+  /// have been put first.
+  virtual Expected<int64_t> RecordVerdict(const VerdictRecord& verdict) = 0;
+  /// The newest verdict of each of `keys`, in their order (none where no tune confirmed it).
+  virtual Expected<std::vector<std::optional<VerdictRecord>>> Verdicts(
+      std::span<const ResultKey> keys) = 0;
 };
 
 /// Finds a device by its exact key, else by a unique key prefix (`cuda:sm_90`, `host`) or

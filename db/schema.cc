@@ -212,12 +212,45 @@ Status CreateVersion5(sqlite::Connection& connection) {
       "CHECK (unfinished_runs >= 0);");
 }
 
+// Noise-aware verdicts (db/verdicts.h): a table of their own, so no trial or best result
+// changes; the newest row of a key answers.
+constexpr std::string_view kSchemaV6 = R"sql(
+CREATE TABLE verdicts (
+  id INTEGER PRIMARY KEY,
+  fingerprint TEXT NOT NULL REFERENCES kernels (fingerprint),
+  device_key TEXT NOT NULL REFERENCES devices (device_key),
+  compiler_version TEXT NOT NULL,
+  best_config_hash TEXT NOT NULL,
+  best_config TEXT NOT NULL CHECK (json_valid(best_config)),
+  chosen_config_hash TEXT NOT NULL,
+  chosen_config TEXT NOT NULL CHECK (json_valid(chosen_config)),
+  chosen_is_default INTEGER NOT NULL CHECK (chosen_is_default IN (0, 1)),
+  chosen_median_us REAL NOT NULL,
+  default_median_us REAL NOT NULL,
+  speedup REAL NOT NULL CHECK (speedup > 0),
+  speedup_low REAL NOT NULL,
+  speedup_high REAL NOT NULL,
+  confidence REAL NOT NULL CHECK (confidence > 0 AND confidence < 1),
+  significant INTEGER NOT NULL CHECK (significant IN (0, 1)),
+  rounds INTEGER NOT NULL CHECK (rounds >= 0),
+  method TEXT NOT NULL DEFAULT '',
+  reason TEXT NOT NULL DEFAULT '',
+  details TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(details)),
+  decided_at TEXT NOT NULL,
+  job_id TEXT
+);
+CREATE INDEX verdicts_by_key ON verdicts (fingerprint, device_key, compiler_version, id);
+)sql";
+
+Status CreateVersion6(sqlite::Connection& connection) { return connection.Execute(kSchemaV6); }
+
 constexpr Migration kMigrations[] = {
     {1, "devices, kernels, configs, measurements, best_results", &CreateVersion1},
     {2, "jobs", &CreateVersion2},
     {3, "models", &CreateVersion3},
     {4, "predictions, calibrations", &CreateVersion4},
     {5, "jobs.unfinished_runs", &CreateVersion5},
+    {6, "verdicts", &CreateVersion6},
 };
 static_assert(std::size(kMigrations) == kSchemaVersion, "one migration per schema version");
 

@@ -51,6 +51,10 @@ class SqliteStore final : public Store {
   Expected<std::vector<BestResult>> ListBest(const ResultFilter& filter) override;
   Expected<std::vector<MeasurementRecord>> Measurements(const ResultFilter& filter) override;
   Expected<std::vector<MeasuredConfig>> MeasuredConfigs(const ResultKey& key) override;
+  // db/sqlite_verdicts.cc
+  Expected<int64_t> RecordVerdict(const VerdictRecord& verdict) override;
+  Expected<std::vector<std::optional<VerdictRecord>>> Verdicts(
+      std::span<const ResultKey> keys) override;
 
   // JobStore (db/sqlite_jobs.cc)
   Status PutJob(const JobRecord& job) override;

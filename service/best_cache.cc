@@ -12,9 +12,10 @@ std::string CacheKey(const db::ResultKey& key) {
   return key.fingerprint + '\n' + key.device_key + '\n' + key.compiler_version;
 }
 
-std::shared_ptr<const CachedBest> Render(const db::BestResult& best) {
+std::shared_ptr<const CachedBest> Render(const db::BestResult& best,
+                                         const std::optional<db::VerdictRecord>& verdict) {
   auto cached = std::make_shared<CachedBest>();
-  cached->answer = BestJson(best);
+  cached->answer = BestJson(best, verdict);
   cached->body = cached->answer.dump(-1, ' ', false, json::error_handler_t::replace);
   cached->body.pop_back();  // the closing brace: the route adds "target"
   return cached;
@@ -22,7 +23,7 @@ std::shared_ptr<const CachedBest> Render(const db::BestResult& best) {
 
 }  // namespace
 
-json BestJson(const db::BestResult& best) {
+json BestJson(const db::BestResult& best, const std::optional<db::VerdictRecord>& verdict) {
   const db::MeasurementRecord& m = best.measurement;
   json out = {{"source", "measured"},
               {"fingerprint", m.key.fingerprint},
@@ -42,6 +43,39 @@ json BestJson(const db::BestResult& best) {
     }
   }
   if (!m.job_id.empty()) out["job_id"] = m.job_id;
+  out["significant"] = nullptr;
+  if (!verdict) {
+    out["verdict"] = {{"status", "unknown"},
+                      {"reason",
+                       "no noise-aware verdict was stored for this key (tuned before "
+                       "verdicts were kept, or with --confirm-top 0)"}};
+    return out;
+  }
+  if (verdict->best_config_hash != m.config_hash) {
+    out["verdict"] = {{"status", "unknown"},
+                      {"reason", "the stored verdict judged an earlier best config, not this one"},
+                      {"decided_at", verdict->decided_at}};
+    return out;
+  }
+  json judged = db::VerdictJson(*verdict);
+  judged["status"] = "confirmed";
+  for (const char* field :
+       {"speedup", "speedup_low", "speedup_high", "confidence", "significant"}) {
+    out[field] = judged[field];
+  }
+  if (verdict->chosen_config_hash != m.config_hash) {
+    // The answer is not the search's best (the default, when the best was within noise):
+    // its config and confirmed median answer; the search's best is kept beside it.
+    json searched = {{"config", m.config}, {"compile_stats", m.compile_stats}};
+    if (m.timing) searched.update(db::TimingSummaryJson(*m.timing));
+    out["searched_best"] = std::move(searched);
+    out["config"] = verdict->chosen_config;
+    out["is_default"] = verdict->chosen_is_default;
+    out["median_us"] = verdict->chosen_median_us;
+    for (const char* field : {"p20_us", "p80_us", "min_us", "max_us"}) out[field] = nullptr;
+    out["compile_stats"] = json::object();
+  }
+  out["verdict"] = std::move(judged);
   return out;
 }
 
@@ -70,7 +104,11 @@ Expected<std::shared_ptr<const CachedBest>> BestCache::Get(db::ResultStore& stor
   }
   auto loaded_at = Clock::now();
   TS_ASSIGN_OR_RETURN(std::optional<db::BestResult> best, store.Best(key));
-  std::shared_ptr<const CachedBest> cached = best ? Render(*best) : nullptr;
+  std::shared_ptr<const CachedBest> cached;
+  if (best) {
+    TS_ASSIGN_OR_RETURN(auto verdicts, store.Verdicts(std::span<const db::ResultKey>(&key, 1)));
+    cached = Render(*best, verdicts[0]);
+  }
   std::lock_guard lock(mutex_);
   Remember(std::move(cache_key), cached, loaded_at);
   return cached;
@@ -104,9 +142,11 @@ Expected<std::vector<std::shared_ptr<const CachedBest>>> BestCache::GetMany(
   if (missing.empty()) return results;
   auto loaded_at = Clock::now();
   TS_ASSIGN_OR_RETURN(std::vector<std::optional<db::BestResult>> loaded, store.BestMany(missing));
+  TS_ASSIGN_OR_RETURN(std::vector<std::optional<db::VerdictRecord>> verdicts,
+                      store.Verdicts(missing));
   std::vector<std::shared_ptr<const CachedBest>> rendered(missing.size());
   for (size_t m = 0; m < missing.size(); ++m) {
-    if (loaded[m]) rendered[m] = Render(*loaded[m]);
+    if (loaded[m]) rendered[m] = Render(*loaded[m], verdicts[m]);
   }
   std::lock_guard lock(mutex_);
   for (size_t m = 0; m < missing.size(); ++m) {

@@ -23,8 +23,13 @@ struct CachedBest {
   std::string body;       ///< `answer` serialised, without its closing brace.
 };
 
-/// The /v1/query answer of a best result (source "measured"), without "target".
-nlohmann::json BestJson(const db::BestResult& best);
+/// The /v1/query answer of a best result (source "measured"), without "target". With the
+/// key's newest noise-aware verdict, when it judged this best: the verdict's answer (the
+/// default when the best was not significantly faster), its speedup and interval; without
+/// one (tuned before verdicts were kept, or a verdict of an earlier best), `significant`
+/// null and a verdict whose status is "unknown".
+nlohmann::json BestJson(const db::BestResult& best,
+                        const std::optional<db::VerdictRecord>& verdict = std::nullopt);
 
 /// `value`, or JSON null when there is none.
 inline nlohmann::json NumberOrNull(const std::optional<double>& value) {

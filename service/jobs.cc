@@ -9,6 +9,7 @@
 #include "support/log.h"
 #include "support/sha256.h"
 #include "tuner/backends/runner.h"
+#include "tuner/confirm_winner.h"
 #include "tuner/layouts.h"
 #include "tuner/session.h"
 
@@ -53,7 +54,10 @@ json ResultJson(const tuner::TuneResult& result) {
           {"resumed", result.resumed},
           {"best", SummaryJson(result.best)},
           {"default", SummaryJson(result.default_config)},
-          {"speedup", result.speedup ? json(*result.speedup) : json(nullptr)}};
+          {"speedup", result.speedup ? json(*result.speedup) : json(nullptr)},
+          {"significant", result.verdict ? json(result.verdict->significant) : json(nullptr)},
+          {"verdict", result.verdict ? tuner::TuneVerdictJson(*result.verdict) : json(nullptr)},
+          {"search_best", SummaryJson(result.search_best)}};
 }
 
 }  // namespace

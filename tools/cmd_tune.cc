@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -12,6 +13,7 @@
 #include "tools/commands.h"
 #include "tools/fusion_loader.h"
 #include "tools/tune_support.h"
+#include "tuner/confirm_winner.h"
 #include "tuner/cuda_driver.h"
 #include "tuner/device.h"
 #include "tuner/layouts.h"
@@ -149,6 +151,29 @@ void PrintPredicted(const tuner::TuneResult& result, const hlo::HloComputation& 
   std::cout << "stored      as predictions (table `predictions`), never as measurements\n";
 }
 
+// The noise-aware verdict under the speedup: its interval and whether it is more than noise.
+void PrintVerdict(const tuner::TuneResult& result) {
+  if (!result.verdict) {
+    std::cout << "verdict     unknown (no confirmation: --confirm-top 0, or no verified default)\n";
+    return;
+  }
+  const tuner::TuneVerdict& v = *result.verdict;
+  char high[32] = "inf";
+  if (std::isfinite(v.speedup_high)) std::snprintf(high, sizeof high, "%.3f", v.speedup_high);
+  char interval[160];
+  std::snprintf(interval, sizeof interval, "[%.3f, %s] at %g%%, %lld paired rounds in %.1f s",
+                v.speedup_low, high, v.confidence * 100, static_cast<long long>(v.rounds),
+                v.seconds);
+  std::cout << "interval    " << interval << "\n"
+            << "verdict     " << (v.significant ? "significant" : "not significant") << ": "
+            << v.reason << "\n";
+  if (result.search_best) {
+    std::cout << "searched    " << result.search_best->config.dump() << "  median "
+              << Micros(result.search_best->median_us) << " us (reported as "
+              << (v.reported_as_default ? "the default" : "another contender") << ")\n";
+  }
+}
+
 int RunTune(const cli::Args& args) {
   if (args.positionals().size() != 1) {
     ReportError("expected one fusion file");
@@ -175,7 +200,11 @@ int RunTune(const cli::Args& args) {
   auto reps = NumberFlag(args, "rep-ms", defaults.budget_ms);
   auto timeout = NumberFlag(args, "timeout-ms", defaults.timeout_ms);
   auto reference = NumberFlag(args, "evaluator-max-elements", double(int64_t{1} << 24));
-  for (const auto* flag : {&budget, &time, &seed, &batch, &warmup, &reps, &timeout, &reference}) {
+  auto confirm_top = NumberFlag(args, "confirm-top", 5);
+  auto confidence = NumberFlag(args, "confidence", 0.95);
+  auto confirm_time = NumberFlag(args, "confirm-time-s", 0);
+  for (const auto* flag : {&budget, &time, &seed, &batch, &warmup, &reps, &timeout, &reference,
+                           &confirm_top, &confidence, &confirm_time}) {
     if (!*flag) {
       ReportError(flag->error().message);
       return kExitUsage;
@@ -196,6 +225,16 @@ int RunTune(const cli::Args& args) {
   options.measure.flush_bytes = flush == "none" ? -1 : 0;
   if (flush != "none") options.measure.flush = flush;
   options.evaluator_max_elements = static_cast<int64_t>(*reference);
+  if (*confirm_top < 0 || !(*confidence > 0 && *confidence < 1) || *confirm_time < 0) {
+    ReportError(
+        "--confirm-top must be >= 0, --confidence between 0 and 1 (0.95 is 95%), "
+        "--confirm-time-s >= 0");
+    return kExitUsage;
+  }
+  options.confirm.top_k = static_cast<int64_t>(*confirm_top);
+  options.confirm.confidence = *confidence;
+  options.confirm.time_s = *confirm_time;
+  options.confirm.seed = options.seed;
   tuner::CudaDriverProbe driver = tuner::ProbeCudaDriver();
   options.time_on_device = CanTime(*device, driver);
   std::vector<std::string> input_flags;
@@ -245,9 +284,22 @@ int RunTune(const cli::Args& args) {
               {"best", SummaryJson(result->best)},
               {"default", SummaryJson(result->default_config)},
               {"speedup", result->speedup ? json(*result->speedup) : json(nullptr)},
+              {"speedup_low", nullptr},
+              {"speedup_high", nullptr},
+              {"confidence", nullptr},
+              {"significant", nullptr},
+              {"verdict", nullptr},
+              {"search_best", SummaryJson(result->search_best)},
               {"stopped", result->stopped},
               {"model", result->model},
               {"model_update", result->model_update}};
+  if (result->verdict) {
+    json verdict = tuner::TuneVerdictJson(*result->verdict);
+    for (const char* field : {"speedup_low", "speedup_high", "confidence", "significant"}) {
+      out[field] = verdict[field];
+    }
+    out["verdict"] = std::move(verdict);
+  }
   if (TimedOnlyWithDevice(*device)) out["cuda_driver"] = driver.message;
   if (!result->timed) {
     if (args.Has("json")) {
@@ -286,6 +338,7 @@ int RunTune(const cli::Args& args) {
                 << Micros(result->default_config->median_us) << " us\n";
     }
     if (result->speedup) std::cout << "speedup     " << Micros(*result->speedup) << "x\n";
+    PrintVerdict(*result);
   }
   return result->best ? kExitOk : kExitFailure;
 }
@@ -367,11 +420,20 @@ Subcommand TuneSubcommand() {
             "buffers are evicted from every cache level), cache (a buffer 1.5x the "
             "last-level cache is written) or none")
       .Switch("no-flush", "the same as --flush none")
+      .Flag("confirm-top", "K",
+            "after the search, re-time the K best configs and the default in paired, "
+            "interleaved rounds; a best not significantly faster than the default is "
+            "reported as the default (default 5; 0: off)")
+      .Flag("confidence", "C", "confidence of the speedup's interval (default 0.95)")
+      .Flag("confirm-time-s", "S",
+            "time for the paired rounds (default: a tenth of the search's time, 3 to 30 s)")
       .Switch("quiet", "no progress line on stderr")
       .Switch("json",
               "print {fingerprint, device, compiler_version, emitter, strategy, space, "
               "compiled, compile_failed, measured, failed, measured_now, resumed, best, "
-              "default, speedup, …}; best and default are {config, median_us, p20_us, p80_us}")
+              "default, speedup, speedup_low, speedup_high, confidence, significant, verdict, "
+              "search_best, …}; best, default and search_best are {config, median_us, p20_us, "
+              "p80_us}")
       .Epilog(
           "Every candidate runs in a `tilesmith worker` subprocess: a crash, a hang or a\n"
           "write outside its buffers marks it failed (crash, timeout, red_zone) and the\n"

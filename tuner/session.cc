@@ -12,6 +12,7 @@
 #include "costmodel/model_selection.h"
 #include "tuner/backends/backend.h"
 #include "tuner/builder.h"
+#include "tuner/confirm_winner.h"
 #include "tuner/layouts.h"
 #include "tuner/model_ranking.h"
 #include "tuner/session_observers.h"
@@ -418,6 +419,13 @@ Expected<TuneResult> Tune(const hlo::HloModule& module, const Device& device, db
   result.worker_starts = session.runner->worker_starts();
   if (session.runner->measures()) {
     TS_RETURN_IF_ERROR(session.Conclude());
+    if (!session.Stopping() && session.runner->measurer() != nullptr) {
+      TS_RETURN_IF_ERROR(
+          ConfirmWinner({store, session.key, space.candidates[space.default_index].config,
+                         session.runner->measurer(), measure, options.confirm, SecondsSince(start),
+                         session.job_id, options.should_stop},
+                        result));
+    }
   } else {
     session.ConcludePredicted();
   }

@@ -19,6 +19,7 @@
 #include "compiler/hlo/hlo_module.h"
 #include "db/store.h"
 #include "support/status.h"
+#include "tuner/confirm.h"
 #include "tuner/device.h"
 #include "tuner/layouts.h"
 #include "tuner/measurer.h"
@@ -71,6 +72,9 @@ struct TuneOptions {
   /// Told of every committed batch and of the end, after the session's own observers
   /// (retraining a stored learned model, storing predictions). Borrowed.
   std::vector<SessionObserver*> observers;
+  /// After the search, the top contenders and the default are re-timed in paired rounds
+  /// (confirm_winner.h); top_k 0 turns it off, time_s 0 picks ConfirmTime.
+  ConfirmOptions confirm;
 };
 
 /// One config's standing.
@@ -79,6 +83,23 @@ struct TrialSummary {
   double median_us = 0;
   double p20_us = 0;
   double p80_us = 0;
+};
+
+/// What re-timing the top contenders beside the default concluded (confirm.h).
+struct TuneVerdict {
+  bool significant = false;  ///< The answer beats the default at `confidence`.
+  bool reported_as_default = false;
+  double speedup = 1;  ///< The answer's, over the default (1 when it is the default).
+  /// The best contender's lead over the default: its interval covers 1 unless significant
+  /// (`speedup_high` is infinite with fewer than two rounds).
+  double speedup_low = 1;
+  double speedup_high = 1;
+  double confidence = 0.95;
+  int64_t rounds = 0;
+  int64_t contenders = 0;  ///< Re-timed beside the default.
+  double seconds = 0;
+  std::string method;
+  std::string reason;
 };
 
 struct TuneResult {
@@ -104,7 +125,14 @@ struct TuneResult {
   /// three times the one predicted time; stored in the predictions table, never measured.
   std::optional<TrialSummary> best;
   std::optional<TrialSummary> default_config;
-  std::optional<double> speedup;  ///< default median / best median.
+  /// default median / best median; with a verdict, the verdict's (1 when the best is the
+  /// default).
+  std::optional<double> speedup;
+  /// The noise-aware verdict; none when it was not asked for (top_k 0), the tune was
+  /// compile-only or stopped, or the default has no verified time.
+  std::optional<TuneVerdict> verdict;
+  /// The search's own winner when the verdict answered with another config (the default).
+  std::optional<TrialSummary> search_best;
   /// Why the search ended: "space measured", "budget spent", "time limit", "stopped" (asked
   /// to), or the strategy's reason (the model strategy's convergence).
   std::string stopped;

@@ -108,6 +108,52 @@ TEST_F(TuneCommandTest, TuneOnTheHostPrintsTheBestTheDefaultAndTheSpeedup) {
   EXPECT_NE(text.out.find("speedup     "), std::string::npos);
 }
 
+TEST_F(TuneCommandTest, TheAnswerCarriesItsSpeedupIntervalAndWhetherItIsSignificant) {
+  CommandRun run = Tilesmith("tune " + Gelu() + " --target host --db " + File("v.db") +
+                             " --budget 6 --rep-ms 3 --warmup-ms 1 --confirm-top 3 "
+                             "--confirm-time-s 1.5 --confidence 0.9 --json --quiet");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  json result = json::parse(run.out);
+  ASSERT_TRUE(result["significant"].is_boolean()) << result.dump(2);
+  EXPECT_EQ(result["confidence"], 0.9);
+  double low = result["speedup_low"].get<double>();
+  double high = result["speedup_high"].get<double>();
+  double speedup = result["speedup"].get<double>();
+  EXPECT_LE(low, high);
+  const json& verdict = result["verdict"];
+  EXPECT_EQ(verdict["contenders"], 3);
+  EXPECT_GE(verdict["rounds"].get<int64_t>(), 2);
+  EXPECT_FALSE(verdict["reason"].get<std::string>().empty());
+  EXPECT_FALSE(verdict["method"].get<std::string>().empty());
+  if (result["significant"] == true) {
+    EXPECT_GT(low, 1.0);
+    EXPECT_NE(result["best"]["config"], result["default"]["config"]);
+  } else {
+    // Not significantly faster: the answer is the default, at speedup 1.
+    EXPECT_EQ(speedup, 1.0);
+    EXPECT_EQ(result["best"]["config"], result["default"]["config"]);
+    EXPECT_EQ(verdict["reported_as_default"], true);
+    EXPECT_NE(verdict["reason"].get<std::string>().find("90%"), std::string::npos);
+  }
+  // The text form says the same, and --confirm-top 0 leaves the verdict unknown.
+  CommandRun text = Tilesmith("tune " + Gelu() + " --target host --db " + File("v.db") +
+                              " --budget 6 --confirm-top 3 --confirm-time-s 1 --quiet");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("interval    ["), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("paired rounds"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("verdict     "), std::string::npos) << text.out;
+  CommandRun off = Tilesmith("tune " + Gelu() + " --target host --db " + File("v.db") +
+                             " --budget 6 --confirm-top 0 --json --quiet");
+  ASSERT_EQ(off.exit_code, 0) << off.err;
+  json unconfirmed = json::parse(off.out);
+  EXPECT_TRUE(unconfirmed["significant"].is_null());
+  EXPECT_TRUE(unconfirmed["verdict"].is_null());
+  CommandRun bad =
+      Tilesmith("tune " + Gelu() + " --target host --db " + File("v.db") + " --confidence 95");
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+  EXPECT_NE(bad.err.find("--confidence"), std::string::npos) << bad.err;
+}
+
 TEST_F(TuneCommandTest, KilledMidTuneTheDatabaseIsCleanAndARerunResumes) {
   std::string db_path = File("resume.db");
   std::vector<std::string> argv = {

@@ -94,6 +94,39 @@ TEST(SchemaTest, AVersionOneFileKeepsItsDataThroughTheNextMigration) {
   EXPECT_EQ(*connection->QueryInt("SELECT count(*) FROM best_results"), 1);
 }
 
+TEST(SchemaTest, AVersionFiveFileGainsVerdictsAndKeepsItsTrials) {
+  TempDir dir;
+  std::string path = dir.File("v5.db");
+  KernelRecord gelu = Kernel("gelu");
+  {
+    auto connection = Raw(path);
+    ASSERT_TRUE(Migrate(*connection, Migrations().first(5)).has_value());
+    EXPECT_EQ(*connection->QueryInt("SELECT count(*) FROM sqlite_master WHERE name = 'verdicts'"),
+              0);
+  }
+  {
+    // A kernel written by a version-5 tilesmith, straight into its table.
+    auto connection = Raw(path);
+    auto insert = connection->Prepare(
+        "INSERT INTO kernels (fingerprint, source_format, name, canonical_text, created_at) "
+        "VALUES (?, 'hlo', 'gelu', ?, 't')");
+    ASSERT_TRUE(insert.has_value());
+    insert->BindAll(gelu.fingerprint, gelu.canonical_text);
+    ASSERT_TRUE(insert->Run().has_value());
+  }
+  auto store = OpenStore(path);  // migrates to the current version
+  ASSERT_NE(store, nullptr);
+  auto kept = store->GetKernel(gelu.fingerprint);
+  ASSERT_TRUE(kept.has_value() && kept->has_value());
+  EXPECT_EQ((*kept)->name, "gelu");
+  auto connection = Raw(path);
+  EXPECT_EQ(*ReadSchemaVersion(*connection), 6);
+  EXPECT_EQ(*connection->QueryInt("SELECT count(*) FROM verdicts"), 0);
+  auto none = store->Verdicts(std::vector<ResultKey>{{gelu.fingerprint, H100().Key(), "c"}});
+  ASSERT_TRUE(none.has_value());
+  EXPECT_FALSE((*none)[0].has_value()) << "keys tuned before verdicts have none";
+}
+
 TEST(SchemaTest, AFailedMigrationLeavesTheOldVersion) {
   TempDir dir;
   std::string path = dir.File("v1.db");

@@ -31,6 +31,9 @@ TuneOptions QuickOptions(const std::string& path, int64_t budget) {
   options.measure.budget_ms = 3;
   options.measure.flush_bytes = -1;
   options.worker_argv = testing::WorkerArgv(path);
+  // These tests are of the search; the confirmation after it has its own
+  // (confirm_winner_test.cc).
+  options.confirm.top_k = 0;
   return options;
 }
 

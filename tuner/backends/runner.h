@@ -51,6 +51,9 @@ class Runner {
   virtual RunResult Run(const RunRequest& request) = 0;
   /// Worker processes started so far (0 for a runner without one).
   virtual int64_t worker_starts() const { return 0; }
+  /// The measurer a runner times with, for re-timing contenders after the search
+  /// (confirm_winner.h); null for a runner that does not measure.
+  virtual HostMeasurer* measurer() { return nullptr; }
 };
 
 /// Times candidates in a `tilesmith worker` subprocess started with `argv`.
@@ -62,6 +65,7 @@ class WorkerRunner : public Runner {
   bool measures() const override { return true; }
   RunResult Run(const RunRequest& request) override;
   int64_t worker_starts() const override { return measurer_.starts(); }
+  HostMeasurer* measurer() override { return &measurer_; }
 
  private:
   HostMeasurer measurer_;
