@@ -1,11 +1,7 @@
 // `tilesmith sweep`, run as a user would: sweep files with errors, globs, real sweeps on the
-// host into a real SQLite file, reruns that measure nothing new, and a Ctrl-C mid-sweep.
-#include <fcntl.h>
+// host into a real SQLite file, reruns that measure nothing new, broken fusions, CUDA targets
+// without a GPU. Interrupted sweeps are in sweep_interrupt_test.cc.
 #include <gtest/gtest.h>
-#include <signal.h>
-#include <sqlite3.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
@@ -18,101 +14,12 @@
 #include <sstream>
 #include <tuple>
 
-#include "tests/cli/cli_run.h"
+#include "tests/cli/sweep_test_util.h"
 
-namespace tilesmith {
+namespace tilesmith::sweep_testing {
 namespace {
 
-namespace fs = std::filesystem;
 using nlohmann::json;
-
-std::string Gelu() { return TILESMITH_TEST_DATA_DIR "/tuner/gelu_f32.hlo"; }
-std::string Examples() { return TILESMITH_SOURCE_DIR "/configs/examples"; }
-std::string CorpusRoot() {
-  const char* dir = std::getenv("TILESMITH_CORPUS_DIR");
-  return dir && *dir ? dir : TILESMITH_DEFAULT_CORPUS_DIR;
-}
-
-using cli_testing::CommandRun;
-
-// Fast measurement settings: the tests check the sweep, not the timings.
-constexpr const char* kQuick = R"("warmup_ms": 1, "rep_ms": 3, "flush": false)";
-
-class SweepCommandTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("tilesmith_sweep_cli_" + std::to_string(getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
- public:  // also used by the helpers below the fixture
-  std::string File(const std::string& name) const { return (dir_ / name).string(); }
-  std::string Write(const std::string& name, const std::string& text) const {
-    fs::create_directories((dir_ / name).parent_path());
-    std::ofstream(File(name)) << text;
-    return File(name);
-  }
-
-  // Runs `tilesmith ARGUMENTS` in the temp dir; `environment` is prefixed (`VAR='…' `).
-  CommandRun Tilesmith(const std::string& arguments, const std::string& environment = "") {
-    return cli_testing::RunTilesmithIn(dir_, arguments, environment);
-  }
-
- protected:
-  fs::path dir_;
-};
-
-// Every row `sql` returns from the database at `path`, each column as text (NULL: empty).
-std::vector<std::vector<std::string>> TextRows(const std::string& path, const char* sql) {
-  sqlite3* db = nullptr;
-  EXPECT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
-  std::vector<std::vector<std::string>> rows;
-  sqlite3_stmt* statement = nullptr;
-  EXPECT_EQ(sqlite3_prepare_v2(db, sql, -1, &statement, nullptr), SQLITE_OK) << sql;
-  while (sqlite3_step(statement) == SQLITE_ROW) {
-    std::vector<std::string>& row = rows.emplace_back();
-    for (int column = 0; column < sqlite3_column_count(statement); ++column) {
-      const unsigned char* text = sqlite3_column_text(statement, column);
-      row.emplace_back(text == nullptr ? "" : reinterpret_cast<const char*>(text));
-    }
-  }
-  sqlite3_finalize(statement);
-  sqlite3_close(db);
-  return rows;
-}
-
-// (fingerprint, config hash) of every trial, and the integrity check's answer.
-std::vector<std::pair<std::string, std::string>> Trials(const std::string& path,
-                                                        std::string* integrity) {
-  auto check = TextRows(path, "PRAGMA integrity_check");
-  if (!check.empty()) *integrity = check.front().front();
-  std::vector<std::pair<std::string, std::string>> trials;
-  for (const auto& row : TextRows(path, "SELECT fingerprint, config_hash FROM measurements")) {
-    trials.emplace_back(row[0], row[1]);
-  }
-  return trials;
-}
-
-// (device key, status, predicted µs) of every stored prediction.
-std::vector<std::tuple<std::string, std::string, double>> Predictions(const std::string& path) {
-  std::vector<std::tuple<std::string, std::string, double>> predictions;
-  for (const auto& row :
-       TextRows(path, "SELECT device_key, status, predicted_us FROM predictions")) {
-    predictions.emplace_back(row[0], row[1], row[2].empty() ? 0.0 : std::stod(row[2]));
-  }
-  return predictions;
-}
-
-void ExpectNoConfigMeasuredTwice(const std::vector<std::pair<std::string, std::string>>& trials) {
-  std::set<std::pair<std::string, std::string>> seen;
-  for (const auto& trial : trials) {
-    EXPECT_TRUE(seen.insert(trial).second) << "config " << trial.second << " measured twice";
-  }
-}
 
 TEST_F(SweepCommandTest, BadSweepFilesAreClearErrors) {
   std::string gelu = "\"" + Gelu() + "\"";
@@ -483,128 +390,6 @@ TEST_F(SweepCommandTest, CudaTargetsAreCompiledOnlyWithoutAGpu) {
 // `tilesmith sweep SWEEP --db DB` as a child process; `signal` is sent once the first pair
 // is reported finished (the second is then in flight). Returns the wait status, and what the
 // child wrote to stdout and stderr.
-struct Stopped {
-  int status = 0;
-  std::string out;
-  std::string err;
-};
-Stopped SweepStoppedBy(int signal, const std::string& sweep, const std::string& db) {
-  std::vector<std::string> argv = {TILESMITH_CLI, "sweep", sweep, "--db", db};
-  int out_pipe[2];
-  int err_pipe[2];
-  Stopped stopped;
-  if (pipe(out_pipe) != 0 || pipe(err_pipe) != 0) {
-    ADD_FAILURE() << "pipe";
-    return stopped;
-  }
-  pid_t pid = fork();
-  if (pid == 0) {
-    dup2(out_pipe[1], STDOUT_FILENO);
-    dup2(err_pipe[1], STDERR_FILENO);
-    close(out_pipe[0]);
-    close(err_pipe[0]);
-    std::vector<char*> args;
-    for (std::string& arg : argv) args.push_back(arg.data());
-    args.push_back(nullptr);
-    execv(args[0], args.data());
-    _exit(127);
-  }
-  close(out_pipe[1]);
-  close(err_pipe[1]);
-  char buffer[4096];
-  while (stopped.err.find("sweep 1/3") == std::string::npos) {
-    ssize_t got = read(err_pipe[0], buffer, sizeof buffer);
-    if (got <= 0) {
-      ADD_FAILURE() << "the sweep ended early: " << stopped.err;
-      break;
-    }
-    stopped.err.append(buffer, got);
-  }
-  kill(pid, signal);
-  for (ssize_t got; (got = read(out_pipe[0], buffer, sizeof buffer)) > 0;) {
-    stopped.out.append(buffer, got);
-  }
-  for (ssize_t got; (got = read(err_pipe[0], buffer, sizeof buffer)) > 0;) {
-    stopped.err.append(buffer, got);
-  }
-  close(out_pipe[0]);
-  close(err_pipe[0]);
-  waitpid(pid, &stopped.status, 0);
-  return stopped;
-}
-
-// A sweep of three small fusions, four configs each, one config per batch: long enough to
-// be stopped in the middle of its second pair.
-std::string ThreePairSweep(SweepCommandTest* test) {
-  return test->Write("sweep.json",
-                     R"({"targets": ["host"], "budget": 4, "batch": 1, "warmup_ms": 1, "rep_ms": 20,
-          "flush": false, "fusions": [")" +
-                         Gelu() + R"(", ")" + Examples() +
-                         R"(/ascgraph/leaky_relu_axpy.ascgraph.json", )" + R"({"path": ")" +
-                         Examples() + R"(/ascgraph/broadcast_add_row.ascgraph.txt", )" +
-                         R"("sizes": {"s0": 64, "s1": 256}}]})");
-}
-
-// Resumes the sweep stopped with `before` trials committed and checks it completes: every
-// pair measured 4 configs, none twice, the first pair skipped.
-void ExpectResumeCompletes(SweepCommandTest* test, const std::string& sweep, const std::string& db,
-                           size_t before) {
-  CommandRun rerun = test->Tilesmith("sweep " + sweep + " --db " + db + " --resume --json");
-  ASSERT_EQ(rerun.exit_code, 0) << rerun.err;
-  json table = json::parse(rerun.out);
-  EXPECT_EQ(table["complete"], true);
-  EXPECT_EQ(table["rows"][0]["status"], "resumed");
-  int64_t measured_now = 0;
-  for (const json& row : table["rows"]) {
-    EXPECT_EQ(row["measured"], 4) << row;
-    measured_now += row["measured_now"].get<int64_t>();
-  }
-  std::string integrity;
-  auto after = Trials(db, &integrity);
-  EXPECT_EQ(integrity, "ok");
-  EXPECT_EQ(after.size(), 12u);
-  EXPECT_EQ(static_cast<size_t>(measured_now), 12u - before);
-  ExpectNoConfigMeasuredTwice(after);
-}
-
-TEST_F(SweepCommandTest, CtrlCFinishesTheBatchPrintsThePartialTableAndResumeCompletes) {
-  std::string sweep = ThreePairSweep(this);
-  std::string db = File("c.db");
-  Stopped run = SweepStoppedBy(SIGINT, sweep, db);
-  std::string& progress = run.err;
-  std::string& out = run.out;
-  ASSERT_TRUE(WIFEXITED(run.status)) << progress;
-  EXPECT_EQ(WEXITSTATUS(run.status), 130) << progress;
-  EXPECT_NE(progress.find("interrupted; committing the candidates measured so far"),
-            std::string::npos)
-      << progress;
-  EXPECT_NE(progress.find("Rerun with --resume"), std::string::npos) << progress;
-  // The partial table: the first pair done, the rest interrupted or not run.
-  EXPECT_NE(out.find("gelu_f32.hlo"), std::string::npos) << out;
-  EXPECT_NE(out.find("  done\n"), std::string::npos) << out;
-  EXPECT_NE(out.find("  not run\n"), std::string::npos) << out;
-  EXPECT_NE(out.find("geomean speedup "), std::string::npos) << out;
-  std::string integrity;
-  auto before = Trials(db, &integrity);
-  EXPECT_EQ(integrity, "ok");
-  EXPECT_GE(before.size(), 4u);   // the first pair, whole
-  EXPECT_LT(before.size(), 12u);  // not everything
-  ExpectResumeCompletes(this, sweep, db, before.size());
-}
-
-TEST_F(SweepCommandTest, KilledMidSweepTheDatabaseIsCleanAndResumeCompletes) {
-  std::string sweep = ThreePairSweep(this);
-  std::string db = File("k.db");
-  Stopped run = SweepStoppedBy(SIGKILL, sweep, db);
-  ASSERT_TRUE(WIFSIGNALED(run.status)) << run.err;
-  EXPECT_TRUE(run.out.empty()) << run.out;  // no table: it had no chance
-  std::string integrity;
-  auto before = Trials(db, &integrity);
-  EXPECT_EQ(integrity, "ok");
-  EXPECT_GE(before.size(), 4u);  // every reported pair committed
-  EXPECT_LT(before.size(), 12u);
-  ExpectResumeCompletes(this, sweep, db, before.size());
-}
 
 }  // namespace
-}  // namespace tilesmith
+}  // namespace tilesmith::sweep_testing
