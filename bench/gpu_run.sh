@@ -45,7 +45,7 @@ step() {  # step NAME SECONDS COMMAND...: run with a limit, log the outcome
 work="$(mktemp -d)"
 tar -xJf "$bundle" -C "$work" || exit 1
 cd "$work"/tilesmith-* || exit 1
-mkdir -p bench && cp -r "$repo/bench/gpu_compare.py" "$repo/bench/xla_compare.py" \
+mkdir -p bench && cp -r "$repo/bench/gpu_compare.py" "$repo/bench/xla_compare.py" "$repo/bench/xla_hlo_text.py" \
   "$repo/bench/corpus" bench/
 db="$out/gpu.db"
 
