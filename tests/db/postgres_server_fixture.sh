@@ -9,7 +9,8 @@
 # Without the server binaries it says so and leaves no URL: each test then skips.
 set -euo pipefail
 action="$1"
-state="$2"
+state="$(realpath -m "$2")"
+cd /  # the postgres user may not enter the caller's folder
 bin="${TILESMITH_POSTGRES_BIN:-/usr/lib/postgresql/15/bin}"
 as_postgres=()
 if [ "$(id -u)" -eq 0 ]; then as_postgres=(runuser -u postgres --); fi
