@@ -1,7 +1,7 @@
 // The results role of a store: devices, kernels, configs and every trial measured, and the
 // best result of a key. The tuner writes every trial into it; the service, reports, exports
 // and cost-model training read from it. Nothing here names a database engine: SQLite
-// implements it (db/sqlite_store.h) and a shared PostgreSQL store is to implement the same.
+// (db/sqlite_store.h) and the shared PostgreSQL store (db/postgres_store.h) implement it.
 #pragma once
 
 #include <cstdint>

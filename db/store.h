@@ -1,9 +1,9 @@
 // A whole database: every role of a store in one object, for code that opens a database
-// (SqliteStore::Open, the service's store pool, `tilesmith` subcommands) or needs several
+// (db::OpenStore, the service's store pool, `tilesmith` subcommands) or needs several
 // roles at once. Code that needs one role takes that role: ResultStore (db/result_store.h),
 // JobStore (db/job_store.h), ModelStore (db/model_store.h), AdminStore (db/admin_store.h).
-// SQLite is the embedded implementation (db/sqlite_store.h); a shared PostgreSQL one is to
-// implement the same roles.
+// SQLite is the embedded implementation (db/sqlite_store.h); PostgreSQL the shared one
+// (db/postgres_store.h).
 #pragma once
 
 #include "db/admin_store.h"

@@ -10,7 +10,7 @@
 #include <optional>
 #include <thread>
 
-#include "db/sqlite_store.h"
+#include "db/open_store.h"
 #include "service/api.h"
 #include "service/jobs.h"
 #include "service/metrics.h"
@@ -30,8 +30,8 @@ struct Server::State {
   net::io_context io{2};
   tcp::acceptor acceptor{io};
   std::vector<std::thread> threads;
-  std::unique_ptr<db::SqliteStore> writer;  // the job threads' (the tuner writes here)
-  std::unique_ptr<db::SqliteStore> reader;  // the HTTP threads'
+  std::unique_ptr<db::Store> writer;  // the job threads' (the tuner writes here)
+  std::unique_ptr<db::Store> reader;  // the HTTP threads'
   Metrics metrics;
   std::unique_ptr<JobManager> jobs;
   std::unique_ptr<Api> api;
@@ -237,7 +237,9 @@ Expected<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
   if (options.worker_binary.empty()) options.worker_binary = SelfPath();
   if (options.devices_dir.empty()) options.devices_dir = tuner::DefaultDevicesDir();
   if (options.compiler_version.empty()) options.compiler_version = TILESMITH_COMPILER_VERSION;
-  if (options.data_dir.empty()) {
+  if (options.data_dir.empty() && db::IsPostgresLocation(options.db_path)) {
+    options.data_dir = "tilesmith-data";
+  } else if (options.data_dir.empty()) {
     fs::path parent = fs::path(options.db_path).parent_path();
     options.data_dir = parent.empty() ? "." : parent.string();
   }
@@ -253,9 +255,8 @@ Expected<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
   auto state = std::make_unique<State>();
   State& s = *state;
   s.options = options;
-  TS_ASSIGN_OR_RETURN(s.writer, db::SqliteStore::Open(options.db_path));
-  TS_ASSIGN_OR_RETURN(
-      s.reader, db::SqliteStore::Open(options.db_path, {.mode = db::sqlite::OpenMode::kReadWrite}));
+  TS_ASSIGN_OR_RETURN(s.writer, db::OpenStore(options.db_path));
+  TS_ASSIGN_OR_RETURN(s.reader, db::OpenStore(options.db_path, db::StoreAccess::kReadWrite));
 
   JobEnvironment environment{options.data_dir,         options.worker_binary,
                              options.compiler_version, options.compile_threads,
@@ -281,9 +282,7 @@ Expected<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
         });
       },
       [path = options.db_path]() -> Expected<std::unique_ptr<db::Store>> {
-        TS_ASSIGN_OR_RETURN(
-            auto store, db::SqliteStore::Open(path, {.mode = db::sqlite::OpenMode::kReadWrite}));
-        return std::unique_ptr<db::Store>(std::move(store));
+        return db::OpenStore(path, db::StoreAccess::kReadWrite);
       });
 
   beast::error_code error;
@@ -304,7 +303,7 @@ Expected<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
     s.threads.emplace_back([&s] { s.io.run(); });
   }
   TS_LOG(kInfo) << "serving on http://" << options.bind << ":" << s.port << " (database "
-                << options.db_path << ")";
+                << db::DescribeLocation(options.db_path) << ")";
   return std::unique_ptr<Server>(new Server(std::move(state)));
 }
 

@@ -16,9 +16,11 @@ namespace tilesmith::service {
 /// Everything `tilesmith serve` can set; the defaults are the embedded ones.
 struct ServerOptions {
   std::string bind = "127.0.0.1";
-  int port = 8470;       ///< 0: an ephemeral port (see Server::port()).
-  std::string db_path;   ///< The SQLite results database; created when missing.
-  std::string data_dir;  ///< Job files live here; default: the database's folder.
+  int port = 8470;  ///< 0: an ephemeral port (see Server::port()).
+  /// The results database: a SQLite file (created when missing) or a PostgreSQL URL.
+  std::string db_path;
+  /// Job files live here; default: the SQLite database's folder, ./tilesmith-data for a URL.
+  std::string data_dir;
   std::vector<std::string> targets = {"host"};
   std::string devices_dir;  ///< Device descriptions; default tuner::DefaultDevicesDir().
   std::string token;        ///< Bearer token; empty: none required.

@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "db/export.h"
-#include "db/sqlite_store.h"
+#include "db/open_store.h"
 #include "support/atomic_file.h"
 #include "support/log.h"
 #include "tools/commands.h"
@@ -374,19 +374,17 @@ int Run(const cli::Args& args) {
   }
   std::string path = DatabasePath(args);
   // Only import may create the file; reading a mistyped path should not leave one behind.
-  db::SqliteOptions options;
-  options.mode =
-      action == "import" ? db::sqlite::OpenMode::kCreate : db::sqlite::OpenMode::kReadWrite;
-  auto store = db::SqliteStore::Open(path, options);
+  auto store = db::OpenStore(
+      path, action == "import" ? db::StoreAccess::kCreate : db::StoreAccess::kReadWrite);
   if (!store) return ReportError(store.error().message);
-  TS_LOG(kDebug) << "results database " << path;
+  TS_LOG(kDebug) << "results database " << db::DescribeLocation(path);
   auto filter = Filter(args, **store);
   if (!filter) return ReportError(filter.error().message);
 
   if (action == "best") return Best(args, **store, *filter);
   if (action == "list") return List(args, **store, *filter);
   if (action == "show") return Show(args, **store, *filter);
-  if (action == "stats") return Stats(args, **store, path);
+  if (action == "stats") return Stats(args, **store, db::DescribeLocation(path));
   if (action == "export") return Export(args, **store, *filter);
   if (action == "import") return Import(args, **store);
   return Vacuum(args, **store);
@@ -398,8 +396,11 @@ Subcommand DbSubcommand() {
   cli::Command command(
       "db", "inspect, export, import and compact the results database",
       "best [FINGERPRINT]|list|show FINGERPRINT|stats|export [FILE]|import FILE|vacuum "
-      "[--db PATH] [--json] [--device KEY] [--compiler-version V]");
-  command.Flag("db", "PATH", "the database (default: $TILESMITH_DB, else ./tilesmith.db)")
+      "[--db PATH|URL] [--json] [--device KEY] [--compiler-version V]");
+  command
+      .Flag("db", "PATH|URL",
+            "the database: a SQLite file or a postgresql:// URL (default: $TILESMITH_DB, else "
+            "./tilesmith.db)")
       .Flag("device", "KEY",
             "only this device: its full key, a unique prefix such as cuda:sm_90 or host, or "
             "its name")
@@ -419,7 +420,9 @@ Subcommand DbSubcommand() {
           "                      export of another schema version is refused\n"
           "  vacuum              reclaim free space and truncate the write-ahead log\n\n"
           "Only import creates a missing database. The file is plain SQLite: see docs/cli.md's\n"
-          "'Results database' section for queries with the sqlite3 shell.\n\n"
+          "'Results database' section for queries with the sqlite3 shell. A postgresql:// URL\n"
+          "as --db opens a shared PostgreSQL database instead; export from one --db and\n"
+          "import into another moves results between the two.\n\n"
           "Examples:\n"
           "  tilesmith db best --device cuda:sm_90\n"
           "  tilesmith db show 3fa94c --json\n"

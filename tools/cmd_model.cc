@@ -13,7 +13,7 @@
 #include "costmodel/model_eval.h"
 #include "costmodel/model_selection.h"
 #include "costmodel/training_data.h"
-#include "db/sqlite_store.h"
+#include "db/open_store.h"
 #include "tools/commands.h"
 #include "tools/tune_support.h"
 #include "tuner/cuda_driver.h"
@@ -48,7 +48,7 @@ Expected<costmodel::LearnedModelOptions> ModelOptions(const cli::Args& args) {
 // Everything both actions need: the database, the device, the rows learned from.
 struct Inputs {
   std::string db_path;
-  std::unique_ptr<db::SqliteStore> store;
+  std::unique_ptr<db::Store> store;
   tuner::Device device;
   /// Whose measurements `set` holds: `device`'s, or where it has none, the nearest measured
   /// device of the same GPU architecture (`borrowed`).
@@ -68,13 +68,11 @@ struct Inputs {
 Expected<Inputs> LoadInputs(const cli::Args& args) {
   Inputs inputs;
   inputs.db_path = ResolveDbPath(args.Get("db", ""));
-  if (!std::filesystem::exists(inputs.db_path)) {
+  if (!db::IsPostgresLocation(inputs.db_path) && !std::filesystem::exists(inputs.db_path)) {
     return MakeError(ErrorCode::kNotFound, "no results database at " + inputs.db_path +
                                                " (tune something first, or pass --db PATH)");
   }
-  TS_ASSIGN_OR_RETURN(
-      inputs.store,
-      db::SqliteStore::Open(inputs.db_path, {.mode = db::sqlite::OpenMode::kReadWrite}));
+  TS_ASSIGN_OR_RETURN(inputs.store, db::OpenStore(inputs.db_path, db::StoreAccess::kReadWrite));
   std::string target = args.Get("target", "host");
   if (target.rfind("ascend:", 0) == 0) {
     return InvalidArgument("Ascend targets use the per-pipe model (`tilesmith schedule`)");
@@ -120,7 +118,7 @@ Expected<Inputs> LoadInputs(const cli::Args& args) {
     }
     return MakeError(ErrorCode::kNotFound,
                      "no verified measurements for device '" + key + "' under compiler " +
-                         inputs.compiler_version + " in " + inputs.db_path +
+                         inputs.compiler_version + " in " + db::DescribeLocation(inputs.db_path) +
                          (known.empty() ? std::string(" (it holds no devices)")
                                         : "; devices it holds:" + known) +
                          "\nrun `tilesmith tune FILE --target " + target + "` first");
@@ -179,9 +177,9 @@ int RunTrain(const cli::Args& args, Inputs& inputs, const costmodel::LearnedMode
   }
   std::cout << "trained   " << model.Describe() << "\n"
             << "device    " << record->device_key << "\n"
-            << "stored    model " << *id << " in " << inputs.db_path << " (" << record->data.size()
-            << " bytes, feature schema " << record->feature_schema << ", compiler "
-            << record->compiler_version << ")\n"
+            << "stored    model " << *id << " in " << db::DescribeLocation(inputs.db_path) << " ("
+            << record->data.size() << " bytes, feature schema " << record->feature_schema
+            << ", compiler " << record->compiler_version << ")\n"
             << "time      " << Fixed(seconds, 2) << " s; in-sample Spearman " << Fixed(fit.spearman)
             << " (held-out: `tilesmith model eval`)\n";
   if (inputs.set.skipped > 0) {
@@ -206,7 +204,8 @@ int RunEval(const cli::Args& args, Inputs& inputs, const costmodel::LearnedModel
   }
   if (inputs.set.fusions < 2) {
     return ReportError("held-out evaluation needs measurements of at least 2 fusions; " +
-                       inputs.db_path + " has " + std::to_string(inputs.set.fusions));
+                       db::DescribeLocation(inputs.db_path) + " has " +
+                       std::to_string(inputs.set.fusions));
   }
   auto folds = args.GetWholeNumber("folds", 0);
   if (!folds) {
@@ -266,7 +265,7 @@ int RunCalibrate(const cli::Args& args) {
   auto device = tuner::ResolveDevice(target, args.Get("device"), tuner::DefaultDevicesDir());
   if (!device) return ReportError(device.error().message);
   std::string db_path = ResolveDbPath(args.Get("db", ""));
-  auto store = db::SqliteStore::Open(db_path);
+  auto store = db::OpenStore(db_path);
   if (!store) return ReportError(store.error().message);
   std::string key = device->record.Key();
   auto previous = (*store)->LatestCalibration(key);
@@ -285,8 +284,8 @@ int RunCalibrate(const cli::Args& args) {
     return kExitOk;
   }
   std::cout << "device    " << key << "\n"
-            << "stored    calibration " << *id << " in " << db_path << " (measured in "
-            << Fixed(calibration.measure_ms, 0) << " ms)\n";
+            << "stored    calibration " << *id << " in " << db::DescribeLocation(db_path)
+            << " (measured in " << Fixed(calibration.measure_ms, 0) << " ms)\n";
   std::printf("%-20s %12s %12s\n", "figure", "now", "before");
   for (const char* name :
        {"memory_gbs", "thread_memory_gbs", "cache_gbs", "thread_gflops", "dispatch_us"}) {
@@ -329,7 +328,10 @@ Subcommand ModelSubcommand() {
       "model", "train and evaluate the learned cost model; calibrate the host model",
       "train|eval|calibrate [--db PATH] [--target T] [--device ID] [--holdout F | --folds K] "
       "[--objective O] [--json]");
-  command.Flag("db", "PATH", "the database (default: $TILESMITH_DB, else ./tilesmith.db)")
+  command
+      .Flag("db", "PATH|URL",
+            "the database: a SQLite file or a postgresql:// URL (default: $TILESMITH_DB, else "
+            "./tilesmith.db)")
       .Flag("target", "T",
             "host (default), cuda:sm_XX or cuda:0 (this machine's GPU): whose measurements to "
             "learn from; a GPU with none learns from the nearest measured GPU of its "

@@ -11,7 +11,7 @@
 #include <numeric>
 
 #include "costmodel/model_selection.h"
-#include "db/sqlite_store.h"
+#include "db/open_store.h"
 #include "tools/commands.h"
 #include "tools/fusion_loader.h"
 #include "tools/tune_support.h"
@@ -83,10 +83,10 @@ int RunPredict(const cli::Args& args) {
   // The learned model of this device when the database holds one, else the analytic one.
   // Reading only: a database that would need migrating is left alone (the analytic answers).
   std::string db_path = ResolveDbPath(args.Get("db", ""));
-  std::unique_ptr<db::SqliteStore> store;
+  std::unique_ptr<db::Store> store;
   std::string store_note;
-  if (std::filesystem::exists(db_path)) {
-    auto opened = db::SqliteStore::Open(db_path, {.mode = db::sqlite::OpenMode::kReadOnly});
+  if (db::IsPostgresLocation(db_path) || std::filesystem::exists(db_path)) {
+    auto opened = db::OpenStore(db_path, db::StoreAccess::kReadOnly);
     if (opened) {
       store = std::move(*opened);
     } else {
@@ -185,9 +185,10 @@ Subcommand PredictSubcommand() {
       .Flag("target", "T",
             "host (analytic host model, calibrated on this machine) or cuda:sm_XX (analytic "
             "GPU model); default host")
-      .Flag("db", "PATH",
+      .Flag("db", "PATH|URL",
             "the results database whose learned model answers when it holds one for this "
-            "device (default: $TILESMITH_DB, else ./tilesmith.db when present)")
+            "device: a SQLite file or a postgresql:// URL (default: $TILESMITH_DB, else "
+            "./tilesmith.db when present)")
       .Flag("device", "ID", "device description (see `tilesmith space --help`)")
       .Flag("free-layouts", "p0,out0,…",
             "parameters (p<N>) and outputs (out<N>) whose layout is part of the config")

@@ -6,7 +6,7 @@
 #include <fstream>
 #include <iostream>
 
-#include "db/sqlite_store.h"
+#include "db/open_store.h"
 #include "report/report.h"
 #include "support/atomic_file.h"
 #include "support/log.h"
@@ -29,12 +29,10 @@ int Run(const cli::Args& args) {
     return kExitUsage;
   }
   std::string path = DatabasePath(args);
-  db::SqliteOptions options;
-  options.mode = db::sqlite::OpenMode::kReadOnly;
-  auto store = db::SqliteStore::Open(path, options);
+  auto store = db::OpenStore(path, db::StoreAccess::kReadOnly);
   if (!store) return ReportError(store.error().message);
   report::ReportOptions report_options;
-  report_options.source = path;
+  report_options.source = db::DescribeLocation(path);
   if (args.Has("fingerprint")) {
     auto fingerprint = db::ResolveFingerprint(**store, args.Get("fingerprint"));
     if (!fingerprint) return ReportError(fingerprint.error().message);
@@ -66,7 +64,9 @@ Subcommand ReportSubcommand() {
       "report", "write the tuning report: one self-contained HTML page with charts",
       "--out FILE [--db PATH] [--fingerprint F] [--device KEY] [--compiler-version V]");
   command.Flag("out", "FILE", "the HTML file to write (- for stdout)")
-      .Flag("db", "PATH", "the database (default: $TILESMITH_DB, else ./tilesmith.db)")
+      .Flag("db", "PATH|URL",
+            "the database: a SQLite file or a postgresql:// URL (default: $TILESMITH_DB, else "
+            "./tilesmith.db)")
       .Flag("fingerprint", "F", "only this fusion (a unique prefix of 6+ hex digits will do)")
       .Flag("device", "KEY",
             "only this device: a full key, a unique prefix (host, cuda:sm_90) "

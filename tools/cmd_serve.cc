@@ -7,6 +7,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "db/open_store.h"
 #include "service/server.h"
 #include "support/log.h"
 #include "tools/commands.h"
@@ -109,7 +110,9 @@ int RunServe(const cli::Args& args) {
   }
   std::error_code error;
   std::filesystem::path parent = std::filesystem::path(options.db_path).parent_path();
-  if (!parent.empty()) std::filesystem::create_directories(parent, error);
+  if (!db::IsPostgresLocation(options.db_path) && !parent.empty()) {
+    std::filesystem::create_directories(parent, error);
+  }
 
   // Block the stop signals before any thread starts, so every thread (and each worker
   // process, which inherits the mask) leaves them to the sigwait below: a Ctrl-C reaches
@@ -122,8 +125,9 @@ int RunServe(const cli::Args& args) {
 
   auto server = service::Server::Start(options);
   if (!server) return ReportError(server.error().message);
-  std::cout << "tilesmith serving on " << (*server)->url() << " (database " << options.db_path
-            << ", targets " << args.Get("targets", "host") << ")" << std::endl;
+  std::cout << "tilesmith serving on " << (*server)->url() << " (database "
+            << db::DescribeLocation(options.db_path) << ", targets " << args.Get("targets", "host")
+            << ")" << std::endl;
   int signal_number = 0;
   sigwait(&stop_signals, &signal_number);
   TS_LOG(kInfo) << "got " << (signal_number == SIGTERM ? "SIGTERM" : "SIGINT")
@@ -142,7 +146,9 @@ Subcommand ServeSubcommand() {
       "[--workers N]");
   command.Flag("bind", "ADDR", "address to listen on (default 127.0.0.1, loopback only)")
       .Flag("port", "N", "TCP port (default 8470; 0 picks a free one, printed at start)")
-      .Flag("db", "PATH", "results database (default ./tilesmith-data/tilesmith.db)")
+      .Flag("db", "PATH|URL",
+            "results database: a SQLite file (default ./tilesmith-data/tilesmith.db) or a "
+            "postgresql:// URL")
       .Flag("targets", "T,...",
             "targets served: host, cuda:sm_XX, cuda:0 (the GPU present), or TARGET=DEVICE_ID "
             "for a description in configs/devices (default host)")

@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "compiler/hlo/printer.h"
-#include "db/sqlite_store.h"
+#include "db/open_store.h"
 #include "split/dim_labels.h"
 #include "split/mesh.h"
 #include "split/partition_spec.h"
@@ -199,12 +199,12 @@ int RunSplit(const cli::Args& args) {
 
   const bool measure = args.Has("measure");
   std::unique_ptr<split::KernelTimer> timer;
-  std::unique_ptr<db::SqliteStore> store;
+  std::unique_ptr<db::Store> store;
   if (measure) {
     if (TimedOnlyWithDevice(*device)) {
       return ReportError("--measure times kernels on the host only; use --target host");
     }
-    auto opened = db::SqliteStore::Open(ResolveDbPath(args.Get("db")));
+    auto opened = db::OpenStore(ResolveDbPath(args.Get("db")));
     if (!opened) return ReportError(opened.error().message);
     store = std::move(*opened);
     timer = std::make_unique<MeasuredKernelTimer>(*device, store.get(), *budget);
@@ -303,9 +303,9 @@ Subcommand SplitSubcommand() {
       .Switch("measure",
               "host target: measure each per-device kernel with a tune instead of predicting")
       .Flag("measure-budget", "N", "configs measured per per-device kernel (default 8)")
-      .Flag("db", "PATH",
+      .Flag("db", "PATH|URL",
             "--measure: the results database (default $TILESMITH_DB or "
-            "tilesmith.db)")
+            "tilesmith.db; or a postgresql:// URL)")
       .Switch("check",
               "simulate every shown strategy on the host (each device's blocks through the "
               "evaluator, collectives applied) and compare with the evaluator on the whole "

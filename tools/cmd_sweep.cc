@@ -14,7 +14,7 @@
 #include <map>
 #include <thread>
 
-#include "db/sqlite_store.h"
+#include "db/open_store.h"
 #include "support/log.h"
 #include "support/sha256.h"
 #include "tools/commands.h"
@@ -348,7 +348,10 @@ int RunSweep(const cli::Args& args) {
                       {"input_flags", pair.fusion->InputFlags()}});
     }
     if (args.Has("json")) {
-      std::cout << json{{"sweep", sweep->name}, {"database", db_path}, {"pairs", list}}.dump(2)
+      std::cout << json{{"sweep", sweep->name},
+                        {"database", db::DescribeLocation(db_path)},
+                        {"pairs", list}}
+                       .dump(2)
                 << "\n";
     } else {
       for (const json& pair : list) {
@@ -369,9 +372,9 @@ int RunSweep(const cli::Args& args) {
     return TimedOnlyWithDevice(*pair.device);
   });
   if (any_needs_driver) driver = tuner::ProbeCudaDriver();
-  auto opened = db::SqliteStore::Open(db_path);
+  auto opened = db::OpenStore(db_path);
   if (!opened) return ReportError(opened.error().message);
-  std::unique_ptr<db::SqliteStore> store = std::move(*opened);
+  std::unique_ptr<db::Store> store = std::move(*opened);
   std::string state_path = SweepState::PathFor(db_path);
   // The state is a shortcut: a damaged one is left alone and the sweep runs without it.
   std::optional<SweepState> state;
@@ -460,7 +463,10 @@ int RunSweep(const cli::Args& args) {
 Subcommand SweepSubcommand() {
   cli::Command command("sweep", "tune every fusion of a sweep file on its targets",
                        "SWEEP.json [--db PATH] [--resume] [--json] [--dry-run] [--quiet]");
-  command.Flag("db", "PATH", "results database (default $TILESMITH_DB, else ./tilesmith.db)")
+  command
+      .Flag("db", "PATH|URL",
+            "results database: a SQLite file or a postgresql:// URL (default $TILESMITH_DB, "
+            "else ./tilesmith.db)")
       .Switch("resume",
               "skip the (fusion, target) pairs an earlier run of the same settings finished "
               "(recorded in PATH.sweeps.json beside the database)")

@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "compiler/hlo/canonical.h"
-#include "db/sqlite_store.h"
+#include "db/open_store.h"
 #include "tools/commands.h"
 #include "tools/fusion_loader.h"
 #include "tools/tune_support.h"
@@ -255,7 +255,7 @@ int RunTune(const cli::Args& args) {
     ReportError("unknown strategy '" + options.strategy + "' (" + tuner::StrategyNamesText() + ")");
     return kExitUsage;
   }
-  auto store = db::SqliteStore::Open(ResolveDbPath(args.Get("db")));
+  auto store = db::OpenStore(ResolveDbPath(args.Get("db")));
   if (!store) return ReportError(store.error().message);
   // A CUDA tune without a GPU compiles, predicts and stores predictions, never measurements.
   auto result =
@@ -392,7 +392,9 @@ Subcommand TuneSubcommand() {
       .Flag("free-layouts", "p0,out0,…",
             "parameters and outputs whose layout is tuned too (see `tilesmith space --help`); "
             "the chosen layouts are the config's \"layouts\" field")
-      .Flag("db", "PATH", "results database (default $TILESMITH_DB, else ./tilesmith.db)")
+      .Flag("db", "PATH|URL",
+            "results database: a SQLite file or a postgresql:// URL (default $TILESMITH_DB, "
+            "else ./tilesmith.db)")
       .Flag("budget", "N", "measure at most N configs, the default included (default: all)")
       .Flag("time", "S", "start no new batch after S seconds (default: no limit)")
       .Flag("strategy", "S",

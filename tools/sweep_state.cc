@@ -3,12 +3,14 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "db/open_store.h"
 #include "support/atomic_file.h"
 
 namespace tilesmith::tools {
@@ -40,7 +42,18 @@ Expected<json> ReadPairs(const std::string& path) {
 
 }  // namespace
 
-std::string SweepState::PathFor(const std::string& db_path) { return db_path + ".sweeps.json"; }
+std::string SweepState::PathFor(const std::string& db_path) {
+  if (!db::IsPostgresLocation(db_path)) return db_path + ".sweeps.json";
+  // Host, port and database of the URL (its user and options dropped), as a file name.
+  std::string url = db::DescribeLocation(db_path);
+  url = url.substr(0, url.find('?'));
+  size_t scheme = url.find("://");
+  std::string rest = url.substr(scheme + 3);
+  rest = rest.substr(rest.find('@') == std::string::npos ? 0 : rest.find('@') + 1);
+  std::string name = "postgresql_";
+  for (char c : rest) name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return name + ".sweeps.json";
+}
 
 Expected<SweepState> SweepState::Load(const std::string& path) {
   SweepState state;

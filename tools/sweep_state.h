@@ -13,7 +13,9 @@ namespace tilesmith::tools {
 /// Finished pairs by key, each with the table row it ended with.
 class SweepState {
  public:
-  /// The state file of the database at `db_path`: `<db_path>.sweeps.json`.
+  /// The state file of the database at `db_path`: `<db_path>.sweeps.json`; for a PostgreSQL
+  /// URL, a file in the current folder named after its server and database (never its
+  /// credentials): `postgresql_host_5432_db.sweeps.json`.
   static std::string PathFor(const std::string& db_path);
 
   /// Reads `path`; a missing file is an empty state, a damaged one an error naming it.

@@ -20,6 +20,8 @@ using testing::Trial;
 class ExportContract : public testing::StoreContractTest {
  protected:
   void SetUp() override {
+    StoreContractTest::SetUp();
+    if (IsSkipped()) return;
     source_ = NewStore();
     target_ = NewStore();
     ASSERT_TRUE(source_ && target_);

@@ -21,6 +21,8 @@ using testing::Trial;
 class ResultStoreContract : public testing::StoreContractTest {
  protected:
   void SetUp() override {
+    StoreContractTest::SetUp();
+    if (IsSkipped()) return;
     store_ = NewStore();
     ASSERT_NE(store_, nullptr);
     ASSERT_TRUE(store_->PutDevice(H100()).has_value());

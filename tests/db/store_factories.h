@@ -14,8 +14,10 @@
 #include <string>
 #include <vector>
 
+#include "db/postgres_store.h"
 #include "db/store.h"
 #include "tests/db/db_test_util.h"
+#include "tests/db/postgres_test_server.h"
 
 namespace tilesmith::db::testing {
 
@@ -25,17 +27,38 @@ struct StoreFactory {
   /// A fresh, empty store, or null (the test failed) when it cannot be made. `dir` is a new
   /// directory that outlives the store, for an implementation that keeps files.
   std::function<std::unique_ptr<Store>(const TempDir& dir)> open;
+  /// Why this implementation cannot run here (the test is skipped); empty when it can.
+  std::function<std::string()> unavailable = [] { return std::string(); };
 };
 
 inline void PrintTo(const StoreFactory& factory, std::ostream* os) { *os << factory.name; }
 
-/// Every store implementation. The next one (PostgreSQL: a fresh database or schema per
-/// call) is added here, and every contract suite runs on it.
+/// A PostgresStore on a fresh database of the process's test server (postgres_test_server.h).
+inline std::unique_ptr<Store> OpenPostgresStore() {
+  std::string why_not;
+  PostgresTestServer* server = PostgresTestServer::Get(&why_not);
+  EXPECT_NE(server, nullptr) << why_not;
+  if (server == nullptr) return nullptr;
+  auto url = server->NewDatabase();
+  EXPECT_TRUE(url.has_value()) << url.error().message;
+  if (!url) return nullptr;
+  auto store = PostgresStore::Open(*url);
+  EXPECT_TRUE(store.has_value()) << store.error().message;
+  return store ? std::move(*store) : nullptr;
+}
+
+/// Every store implementation; a new one is added here, and every contract suite runs on it.
 inline std::vector<StoreFactory> StoreFactories() {
   return {
       {"sqlite",
        [](const TempDir& dir) -> std::unique_ptr<Store> {
          return OpenStore(dir.File("store.db"));
+       }},
+      {"postgres", [](const TempDir&) { return OpenPostgresStore(); },
+       [] {
+         std::string why_not;
+         PostgresTestServer::Get(&why_not);
+         return why_not;
        }},
   };
 }
@@ -52,6 +75,13 @@ inline std::string StoreFactoryName(const ::testing::TestParamInfo<StoreFactory>
 /// until the test ends.
 class StoreContractTest : public ::testing::TestWithParam<StoreFactory> {
  protected:
+  /// Skips the test where the implementation cannot run (a fixture overriding SetUp calls
+  /// this first and returns when IsSkipped()).
+  void SetUp() override {
+    std::string why_not = GetParam().unavailable();
+    if (!why_not.empty()) GTEST_SKIP() << GetParam().name << " store unavailable: " << why_not;
+  }
+
   /// A fresh, empty store (null, with the test failed, when it cannot be opened).
   Store* NewStore() {
     dirs_.push_back(std::make_unique<TempDir>());
