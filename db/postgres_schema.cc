@@ -268,18 +268,20 @@ std::string BestResultsQuery(std::string_view filter) {
 }
 
 Expected<int> ReadSchemaVersion(Connection& connection) {
-  TS_ASSIGN_OR_RETURN(int64_t versioned,
-                      connection.QueryInt("SELECT count(*) FROM pg_tables WHERE schemaname = "
-                                          "current_schema() AND tablename = 'schema_version'"));
+  // Both counts from one snapshot: another process's first migration may commit between
+  // two statements, and its tables without its schema_version would look foreign.
+  TS_ASSIGN_OR_RETURN(
+      Result counts,
+      connection.Execute("SELECT count(*) FILTER (WHERE tablename = 'schema_version'), count(*) "
+                         "FROM pg_tables WHERE schemaname = current_schema()"));
+  int64_t versioned = counts.Int(0, 0);
+  int64_t tables = counts.Int(0, 1);
   if (versioned > 0) {
     TS_ASSIGN_OR_RETURN(
         int64_t version,
         connection.QueryInt("SELECT coalesce(max(version), 0) FROM schema_version"));
     return static_cast<int>(version);
   }
-  TS_ASSIGN_OR_RETURN(
-      int64_t tables,
-      connection.QueryInt("SELECT count(*) FROM pg_tables WHERE schemaname = current_schema()"));
   if (tables > 0) {
     return MakeError(ErrorCode::kFailedPrecondition,
                      "PostgreSQL at " + connection.where() +
