@@ -31,6 +31,15 @@ const std::vector<std::unique_ptr<Emitter>>& Registry() {
   return *emitters;
 }
 
+const std::vector<const Emitter*>& Pointers() {
+  static const auto* pointers = [] {
+    auto* list = new std::vector<const Emitter*>();
+    for (const auto& emitter : Registry()) list->push_back(emitter.get());
+    return list;
+  }();
+  return *pointers;
+}
+
 }  // namespace
 
 nlohmann::json OverlayConfig(const nlohmann::json& base, const nlohmann::json& overlay) {
@@ -39,6 +48,8 @@ nlohmann::json OverlayConfig(const nlohmann::json& base, const nlohmann::json& o
   for (const auto& [key, value] : overlay.items()) merged[key] = value;
   return merged;
 }
+
+std::span<const Emitter* const> RegisteredEmitters() { return Pointers(); }
 
 const Emitter* FindEmitter(std::string_view name) {
   for (const auto& emitter : Registry()) {
