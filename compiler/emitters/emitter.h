@@ -56,6 +56,13 @@ class Emitter {
   /// must be declared here).
   virtual std::span<const ConfigField> config_fields() const = 0;
 
+  /// Whether this emitter emits `analysis`'s fusion: by default the fusions the analysis
+  /// chose this emitter's name for. An emitter may claim a narrower pattern of another
+  /// kind's fusions; among those that claim a fusion the last registered wins.
+  virtual bool Handles(const analysis::FusionAnalysis& analysis) const {
+    return analysis.emitter == name();
+  }
+
   /// XLA's choice for this fusion on this device, every field set.
   virtual nlohmann::json DefaultConfig(const analysis::FusionAnalysis& analysis,
                                        const DeviceInfo& device) const = 0;

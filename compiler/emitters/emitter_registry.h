@@ -16,8 +16,9 @@
 
 namespace tilesmith::emitters {
 
-/// The emitter that will emit `analysis`'s fusion: the kind analysis chose when that emitter
-/// exists, else the loop emitter's elemental path (which computes every fusion correctly).
+/// The emitter that will emit `analysis`'s fusion: the last registered one that handles it
+/// (Emitter::Handles; by default the one named by the analysis's choice), else the loop
+/// emitter's elemental path (which computes every fusion correctly).
 const Emitter& EmitterFor(const analysis::FusionAnalysis& analysis);
 
 /// Every registered emitter, in registry order (which is also the order of the learned
