@@ -7,21 +7,20 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "compiler/emitters/emitter_registry.h"
 #include "costmodel/gpu_model.h"
 #include "costmodel/kernel_facts.h"
 
 namespace tilesmith::costmodel {
 namespace {
 
-// Every field of every emitter's config (the emitters' ToJson): a field an emitter does not
-// have stays missing, so one schema serves all emitters.
-constexpr const char* kConfigFields[] = {
+// The config columns of the first schemas, in the place stored models expect them. Every
+// other declared field (a new emitter's, a new field) follows them in registry order; the
+// columns themselves come from the emitters' declarations (Emitter::config_fields).
+constexpr std::string_view kFirstConfigColumns[] = {
     "threads_per_block",   "vector", "chunks",  "blocks_y", "threads_x",     "threads_y",
     "elements_per_thread", "split",  "tile_in", "tile_out", "rows_per_pass", "threads",
     "shared_padding"};
-constexpr const char* kEmitters[] = {
-    "loop",         "transpose", "concatenate", "dynamic_update_slice",
-    "input_slices", "reduction", "scatter"};
 // Per-operand slots: shapes beyond these are summarised by the totals.
 constexpr int kInputSlots = 4;
 constexpr int kOutputSlots = 2;
@@ -41,10 +40,50 @@ constexpr const char* kAnalyticTerms[] = {
 // them a config pays, and their prices differ by machine.
 constexpr const char* kSweepTerms[] = {"l2_lines", "l3_lines", "page_walks", "tlb_misses"};
 
+// Every declared config field that is a feature, once (the first declaration wins; the
+// emitters test checks that shared fields agree), in column order.
+std::vector<emitters::ConfigField> MakeConfigFeatures() {
+  std::vector<emitters::ConfigField> declared;
+  for (const emitters::Emitter* emitter : emitters::RegisteredEmitters()) {
+    for (const emitters::ConfigField& field : emitter->config_fields()) {
+      if (field.encoding == emitters::FeatureEncoding::kNone) continue;
+      auto same = [&](const emitters::ConfigField& f) { return f.name == field.name; };
+      if (std::none_of(declared.begin(), declared.end(), same)) declared.push_back(field);
+    }
+  }
+  auto rank = [](std::string_view name) {
+    auto found = std::find(std::begin(kFirstConfigColumns), std::end(kFirstConfigColumns), name);
+    return found - std::begin(kFirstConfigColumns);
+  };
+  std::stable_sort(declared.begin(), declared.end(),
+                   [&](const auto& a, const auto& b) { return rank(a.name) < rank(b.name); });
+  return declared;
+}
+
+const std::vector<emitters::ConfigField>& ConfigFeatures() {
+  static const std::vector<emitters::ConfigField> fields = MakeConfigFeatures();
+  return fields;
+}
+
+std::string ColumnOf(const emitters::ConfigField& field, std::string_view value = {}) {
+  std::string column = "cfg." + std::string(field.name);
+  if (field.encoding == emitters::FeatureEncoding::kLog2) column += ".log2";
+  if (field.encoding == emitters::FeatureEncoding::kOneHot) column += "." + std::string(value);
+  return column;
+}
+
 std::vector<std::string> MakeNames() {
   std::vector<std::string> names;
-  for (const char* field : kConfigFields) names.push_back(std::string("cfg.") + field);
-  for (const char* emitter : kEmitters) names.push_back(std::string("emitter.") + emitter);
+  for (const emitters::ConfigField& field : ConfigFeatures()) {
+    if (field.encoding == emitters::FeatureEncoding::kOneHot) {
+      for (std::string_view value : field.values) names.push_back(ColumnOf(field, value));
+    } else {
+      names.push_back(ColumnOf(field));
+    }
+  }
+  for (const emitters::Emitter* emitter : emitters::RegisteredEmitters()) {
+    names.push_back("emitter." + std::string(emitter->name()));
+  }
   for (const char* name :
        {"launch.blocks", "launch.threads_per_block", "launch.threads", "launch.shared_bytes",
         "resources.registers", "resources.spill_bytes", "operands.inputs", "operands.outputs"}) {
@@ -159,6 +198,34 @@ double NumberOr(const nlohmann::json& value, double fallback) {
   return fallback;
 }
 
+// The field's columns from `config`; a field the config lacks (another emitter's) or a value
+// of the wrong type stays missing.
+void SetConfigField(Row& row, const emitters::ConfigField& field, const nlohmann::json& config) {
+  auto found = config.find(field.name);
+  if (found == config.end()) return;
+  switch (field.encoding) {
+    case emitters::FeatureEncoding::kNumeric:
+      if (found->is_number()) row.Set(ColumnOf(field), found->get<double>());
+      return;
+    case emitters::FeatureEncoding::kLog2:
+      if (found->is_number() && found->get<double>() > 0) {
+        row.Set(ColumnOf(field), std::log2(found->get<double>()));
+      }
+      return;
+    case emitters::FeatureEncoding::kBoolean:
+      if (found->is_boolean()) row.Set(ColumnOf(field), found->get<bool>() ? 1 : 0);
+      return;
+    case emitters::FeatureEncoding::kOneHot:
+      if (!found->is_string()) return;
+      for (std::string_view value : field.values) {
+        row.Set(ColumnOf(field, value), found->get<std::string>() == value ? 1 : 0);
+      }
+      return;
+    case emitters::FeatureEncoding::kNone:
+      return;
+  }
+}
+
 }  // namespace
 
 std::span<const std::string> FeatureNames() { return Names(); }
@@ -173,15 +240,10 @@ std::vector<float> KernelFeatures(const emitters::KernelIR& kernel, const Device
   Row row;
   nlohmann::json config = nlohmann::json::parse(kernel.config_json, nullptr, false);
   if (config.is_object()) {
-    for (const char* field : kConfigFields) {
-      auto found = config.find(field);
-      if (found != config.end() && found->is_number()) {
-        row.Set(std::string("cfg.") + field, found->get<double>());
-      }
-    }
+    for (const emitters::ConfigField& field : ConfigFeatures()) SetConfigField(row, field, config);
   }
-  for (const char* emitter : kEmitters) {
-    row.Set(std::string("emitter.") + emitter, kernel.emitter == emitter ? 1 : 0);
+  for (const emitters::Emitter* emitter : emitters::RegisteredEmitters()) {
+    row.Set("emitter." + std::string(emitter->name()), kernel.emitter == emitter->name() ? 1 : 0);
   }
 
   const int64_t blocks = kernel.launch.block_count();

@@ -56,7 +56,7 @@ int RunAnalyze(const cli::Args& args) {
   }
   nlohmann::json input_maps = OutputToParameterMaps(fusion);
   nlohmann::json result = {{"fusion", fusion.name()},
-                           {"emitter", analysis::EmitterKindName(analysis.emitter)},
+                           {"emitter", std::string(analysis.emitter)},
                            {"emitted_by", std::string(emitters::EmitterFor(analysis).name())},
                            {"reason", analysis.reason},
                            {"hero", analysis.heroes.empty() ? "" : analysis.heroes[0]->name()},

@@ -348,26 +348,6 @@ TransposeDescription NormalizeTranspose(const HloInstruction& transpose) {
 
 }  // namespace
 
-std::string_view EmitterKindName(EmitterKind kind) {
-  switch (kind) {
-    case EmitterKind::kLoop:
-      return "loop";
-    case EmitterKind::kTranspose:
-      return "transpose";
-    case EmitterKind::kReduction:
-      return "reduction";
-    case EmitterKind::kConcatenate:
-      return "concatenate";
-    case EmitterKind::kInputSlices:
-      return "input_slices";
-    case EmitterKind::kScatter:
-      return "scatter";
-    case EmitterKind::kDynamicUpdateSlice:
-      return "dynamic_update_slice";
-  }
-  return "unknown";
-}
-
 std::string_view ReductionVariantName(ReductionVariant variant) {
   switch (variant) {
     case ReductionVariant::kRow:
@@ -482,22 +462,22 @@ FusionAnalysis AnalyzeFusion(const hlo::HloComputation& fusion) {
                                                 fusion.parameters().end());
   analysis.smallest_input_bits = SmallestBits(parameters);
   analysis.smallest_output_bits = SmallestBits(analysis.roots);
-  auto choose = [&](EmitterKind kind, std::string reason) {
+  auto choose = [&](std::string_view kind, std::string reason) {
     analysis.emitter = kind;
     analysis.reason = std::move(reason);
     return analysis;
   };
   auto loop_or_in_place = [&](std::string reason) {
     if (CanUpdateInPlace(analysis.roots)) {
-      return choose(EmitterKind::kDynamicUpdateSlice,
+      return choose("dynamic_update_slice",
                     "the root updates a parameter in place; only the update region is written");
     }
-    return choose(EmitterKind::kLoop, std::move(reason));
+    return choose("loop", std::move(reason));
   };
 
   if (analysis.smallest_input_bits < 8 || analysis.smallest_output_bits < 8) {
     if (IsInputSlicesFusion(analysis.roots)) {
-      return choose(EmitterKind::kInputSlices, "sub-byte types; several slices of one input");
+      return choose("input_slices", "sub-byte types; several slices of one input");
     }
     return loop_or_in_place("types narrower than 8 bits are emitted by the loop emitter");
   }
@@ -524,11 +504,10 @@ FusionAnalysis AnalyzeFusion(const hlo::HloComputation& fusion) {
     if (compatible) {
       analysis.reduction = dims;
       analysis.reduction_variant = ChooseReductionVariant(analysis, dims);
-      return choose(EmitterKind::kReduction,
-                    std::string(ReductionVariantName(analysis.reduction_variant)) + " reduction [" +
-                        std::to_string(dims.dimensions[0]) + "," +
-                        std::to_string(dims.dimensions[1]) + "," +
-                        std::to_string(dims.dimensions[2]) + "]");
+      return choose("reduction", std::string(ReductionVariantName(analysis.reduction_variant)) +
+                                     " reduction [" + std::to_string(dims.dimensions[0]) + "," +
+                                     std::to_string(dims.dimensions[1]) + "," +
+                                     std::to_string(dims.dimensions[2]) + "]");
     }
   }
 
@@ -556,7 +535,7 @@ FusionAnalysis AnalyzeFusion(const hlo::HloComputation& fusion) {
     }
     if (consistent) {
       analysis.transpose = transpose;
-      return choose(EmitterKind::kTranspose,
+      return choose("transpose",
                     transpose->keeps_minor_dimension
                         ? "transpose keeping the minor dimension, tiled through shared memory"
                         : "transpose moving the minor dimension, tiled through shared memory");
@@ -569,16 +548,16 @@ FusionAnalysis AnalyzeFusion(const hlo::HloComputation& fusion) {
   bool shared_hero = std::all_of(analysis.heroes.begin(), analysis.heroes.end(),
                                  [&](const HloInstruction* h) { return h == hero; });
   if (shared_hero && hero->opcode() == HloOpcode::kConcatenate && hero->operand_count() <= 4) {
-    return choose(EmitterKind::kConcatenate, "a concatenate hero with at most 4 operands");
+    return choose("concatenate", "a concatenate hero with at most 4 operands");
   }
   if (analysis.roots.size() > 1) {
     if (IsInputSlicesFusion(analysis.roots)) {
-      return choose(EmitterKind::kInputSlices, "several unit-stride slices of one input");
+      return choose("input_slices", "several unit-stride slices of one input");
     }
     return loop_or_in_place("several outputs without a common hero");
   }
   if (analysis.roots[0]->opcode() == HloOpcode::kScatter) {
-    return choose(EmitterKind::kScatter, "the root is a scatter");
+    return choose("scatter", "the root is a scatter");
   }
   return loop_or_in_place("no transpose, reduction, slice, scatter or concatenate hero");
 }

@@ -12,21 +12,6 @@
 
 namespace tilesmith::analysis {
 
-/// The emitter kinds of XLA:GPU's fusion emitters.
-enum class EmitterKind {
-  kLoop,
-  kTranspose,
-  kReduction,
-  kConcatenate,
-  kInputSlices,
-  kScatter,
-  kDynamicUpdateSlice,  // in place
-};
-
-/// "loop", "transpose", "reduction", "concatenate", "input_slices", "scatter",
-/// "dynamic_update_slice".
-std::string_view EmitterKindName(EmitterKind kind);
-
 /// A reduction normalised to `[D, H, W]` over the physical order of its input: a row
 /// reduction reduces W (and D) and keeps H; a column reduction reduces H and keeps D and W.
 struct ReductionDimensions {
@@ -74,7 +59,10 @@ struct FusionAnalysis {
   const hlo::HloComputation* fusion = nullptr;
   std::vector<const hlo::HloInstruction*> roots;
   std::vector<const hlo::HloInstruction*> heroes;  // one per root
-  EmitterKind emitter = EmitterKind::kLoop;
+  // The emitter XLA:GPU would pick, by the name it is registered under (`loop`,
+  // `transpose`, … in compiler/emitters/emitter_registry.cc); a string literal, so the
+  // analysis needs no list of the emitters that exist.
+  std::string_view emitter = "loop";
   /// Why this emitter was chosen (or why a preferred one was not), for humans.
   std::string reason;
   std::optional<TransposeDescription> transpose;  // for kTranspose

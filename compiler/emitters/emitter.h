@@ -5,6 +5,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,12 +27,41 @@ struct SpaceEntry {
   bool valid() const { return pruned_reason.empty(); }
 };
 
+/// How a config field becomes columns of the learned model's features (costmodel/features.h).
+enum class FeatureEncoding {
+  kNumeric,  ///< `cfg.<field>`: the value as it is.
+  kLog2,     ///< `cfg.<field>.log2`: log2 of a positive value (powers of two spread evenly).
+  kBoolean,  ///< `cfg.<field>`: 1 or 0.
+  kOneHot,   ///< `cfg.<field>.<value>`: 1 for the value set, 0 for the others of `values`.
+  kNone,     ///< No column: a field the model does not see, said explicitly.
+};
+
+/// One field of an emitter's config and its encoding as a model feature. Fields that
+/// several emitters share (`vector`) must be declared with the same encoding.
+struct ConfigField {
+  std::string_view name;
+  FeatureEncoding encoding = FeatureEncoding::kNumeric;
+  std::span<const std::string_view> values = {};  ///< kOneHot's closed set of values.
+};
+
 class Emitter {
  public:
   virtual ~Emitter() = default;
 
   /// The kind's name as `tilesmith analyze` reports it (`loop`, `transpose`, …).
   virtual std::string_view name() const = 0;
+
+  /// Every field its configs can hold, with its feature encoding: the learned model's
+  /// config columns are derived from these (every field of DefaultConfig and Space entries
+  /// must be declared here).
+  virtual std::span<const ConfigField> config_fields() const = 0;
+
+  /// Whether this emitter emits `analysis`'s fusion: by default the fusions the analysis
+  /// chose this emitter's name for. An emitter may claim a narrower pattern of another
+  /// kind's fusions; among those that claim a fusion the last registered wins.
+  virtual bool Handles(const analysis::FusionAnalysis& analysis) const {
+    return analysis.emitter == name();
+  }
 
   /// XLA's choice for this fusion on this device, every field set.
   virtual nlohmann::json DefaultConfig(const analysis::FusionAnalysis& analysis,

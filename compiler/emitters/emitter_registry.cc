@@ -14,8 +14,9 @@
 namespace tilesmith::emitters {
 namespace {
 
-// Every emitter that exists, by name. The loop emitter must be present: it is the
-// fallback for kinds whose emitter has not been written.
+// Every emitter that exists: adding one is one line here. The order is the learned model's
+// column order (costmodel/features.cc), so new emitters go at the end. The loop emitter
+// must be present: it is the fallback for kinds whose emitter has not been written.
 const std::vector<std::unique_ptr<Emitter>>& Registry() {
   static const auto* emitters = [] {
     auto* list = new std::vector<std::unique_ptr<Emitter>>();
@@ -31,6 +32,15 @@ const std::vector<std::unique_ptr<Emitter>>& Registry() {
   return *emitters;
 }
 
+const std::vector<const Emitter*>& Pointers() {
+  static const auto* pointers = [] {
+    auto* list = new std::vector<const Emitter*>();
+    for (const auto& emitter : Registry()) list->push_back(emitter.get());
+    return list;
+  }();
+  return *pointers;
+}
+
 }  // namespace
 
 nlohmann::json OverlayConfig(const nlohmann::json& base, const nlohmann::json& overlay) {
@@ -40,6 +50,8 @@ nlohmann::json OverlayConfig(const nlohmann::json& base, const nlohmann::json& o
   return merged;
 }
 
+std::span<const Emitter* const> RegisteredEmitters() { return Pointers(); }
+
 const Emitter* FindEmitter(std::string_view name) {
   for (const auto& emitter : Registry()) {
     if (emitter->name() == name) return emitter.get();
@@ -48,8 +60,11 @@ const Emitter* FindEmitter(std::string_view name) {
 }
 
 const Emitter& EmitterFor(const analysis::FusionAnalysis& analysis) {
-  if (const Emitter* emitter = FindEmitter(analysis::EmitterKindName(analysis.emitter))) {
-    return *emitter;
+  // Later emitters are the more specific: one that claims a pattern within another kind's
+  // fusions is registered after that kind's emitter.
+  const auto& emitters = Registry();
+  for (auto it = emitters.rbegin(); it != emitters.rend(); ++it) {
+    if ((*it)->Handles(analysis)) return **it;
   }
   return *FindEmitter("loop");
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -15,9 +16,14 @@
 
 namespace tilesmith::emitters {
 
-/// The emitter that will emit `analysis`'s fusion: the kind analysis chose when that emitter
-/// exists, else the loop emitter's elemental path (which computes every fusion correctly).
+/// The emitter that will emit `analysis`'s fusion: the last registered one that handles it
+/// (Emitter::Handles; by default the one named by the analysis's choice), else the loop
+/// emitter's elemental path (which computes every fusion correctly).
 const Emitter& EmitterFor(const analysis::FusionAnalysis& analysis);
+
+/// Every registered emitter, in registry order (which is also the order of the learned
+/// model's emitter and config columns, so new emitters go at the end).
+std::span<const Emitter* const> RegisteredEmitters();
 
 /// The emitter registered under `name` (`loop`, `transpose`, …), or null.
 const Emitter* FindEmitter(std::string_view name);

@@ -219,6 +219,11 @@ class LoopConfigEmitter final : public Emitter {
   explicit LoopConfigEmitter(LoopConfigHooks hooks) : hooks_(hooks) {}
 
   std::string_view name() const override { return hooks_.name; }
+  std::span<const ConfigField> config_fields() const override {
+    static constexpr ConfigField kFields[] = {
+        {"threads_per_block"}, {"vector"}, {"chunks"}, {"blocks_y"}};
+    return kFields;
+  }
 
   nlohmann::json DefaultConfig(const FusionAnalysis& analysis,
                                const DeviceInfo& device) const override {

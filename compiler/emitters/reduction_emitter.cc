@@ -549,6 +549,14 @@ namespace {
 class ReductionEmitter final : public Emitter {
  public:
   std::string_view name() const override { return "reduction"; }
+  std::span<const ConfigField> config_fields() const override {
+    // `second_pass` ("tree" when partials are combined by a tree) has been no column since
+    // the first feature schema; a column for it needs a new schema version.
+    static constexpr ConfigField kFields[] = {
+        {"threads_x"},           {"threads_y"}, {"vector"},
+        {"elements_per_thread"}, {"split"},     {"second_pass", FeatureEncoding::kNone}};
+    return kFields;
+  }
 
   nlohmann::json DefaultConfig(const FusionAnalysis& analysis,
                                const DeviceInfo& device) const override {

@@ -466,6 +466,18 @@ namespace {
 class TransposeEmitter final : public Emitter {
  public:
   std::string_view name() const override { return "transpose"; }
+  std::span<const ConfigField> config_fields() const override {
+    // `packed` (set only where the kernel packs sub-byte values) has been no column since
+    // the first feature schema; a column for it needs a new schema version.
+    static constexpr ConfigField kFields[] = {{"tile_in"},
+                                              {"tile_out"},
+                                              {"rows_per_pass"},
+                                              {"threads"},
+                                              {"vector"},
+                                              {"shared_padding"},
+                                              {"packed", FeatureEncoding::kNone}};
+    return kFields;
+  }
 
   nlohmann::json DefaultConfig(const FusionAnalysis& analysis,
                                const DeviceInfo& device) const override {

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <set>
 
+#include "compiler/emitters/emitter_registry.h"
 #include "costmodel/gpu_model.h"
 #include "costmodel/kernel_facts.h"
 #include "tests/costmodel/kernel_test_util.h"
@@ -138,6 +139,45 @@ TEST(FeaturesTest, TheHostCodeCountsAreFeatures) {
   EXPECT_FLOAT_EQ(Feature(f, "code.instructions_per_element"), 4000 * blocks / 4194304.0f);
   EXPECT_EQ(Feature(f, "analytic.code_us"), 12.5f);
   EXPECT_TRUE(std::isnan(Feature(f, "resources.registers"))) << "host code is not a cubin";
+}
+
+TEST(FeaturesTest, EveryRegisteredEmitterAndItsDeclaredFieldsAreColumns) {
+  using emitters::FeatureEncoding;
+  for (const emitters::Emitter* emitter : emitters::RegisteredEmitters()) {
+    EXPECT_GE(FeatureIndex("emitter." + std::string(emitter->name())), 0) << emitter->name();
+    for (const emitters::ConfigField& field : emitter->config_fields()) {
+      std::string column = "cfg." + std::string(field.name);
+      switch (field.encoding) {
+        case FeatureEncoding::kNumeric:
+        case FeatureEncoding::kBoolean:
+          EXPECT_GE(FeatureIndex(column), 0) << emitter->name() << " " << column;
+          break;
+        case FeatureEncoding::kLog2:
+          EXPECT_GE(FeatureIndex(column + ".log2"), 0) << emitter->name() << " " << column;
+          break;
+        case FeatureEncoding::kOneHot:
+          for (std::string_view value : field.values) {
+            EXPECT_GE(FeatureIndex(column + "." + std::string(value)), 0)
+                << emitter->name() << " " << column << "." << value;
+          }
+          break;
+        case FeatureEncoding::kNone:
+          EXPECT_EQ(FeatureIndex(column), -1) << column << " is declared as no feature";
+          break;
+      }
+    }
+  }
+}
+
+TEST(FeaturesTest, AConfigFieldLandsInItsDeclaredColumn) {
+  auto kernel = Emit(kTranspose, {{"shared_padding", 0}});
+  std::vector<float> features = FeaturesOf(kernel.kernel, H100());
+  EXPECT_EQ(Feature(features, "cfg.shared_padding"), 0);
+  nlohmann::json config = nlohmann::json::parse(kernel.kernel.config_json);
+  EXPECT_EQ(Feature(features, "cfg.tile_in"), config["tile_in"].get<float>());
+  EXPECT_EQ(Feature(features, "emitter.transpose"), 1);
+  EXPECT_EQ(Feature(features, "emitter.loop"), 0);
+  EXPECT_TRUE(std::isnan(Feature(features, "cfg.threads_per_block"))) << "a loop field";
 }
 
 }  // namespace

@@ -43,7 +43,7 @@ TEST(ScatterEmitterTest, RepeatedIndicesAccumulateWithAtomics) {
   for (const char* type : {"f32", "s32"}) {
     auto module = Parse(Scatter(type, "add", false));
     analysis::FusionAnalysis analysis = analysis::AnalyzeFusion(*module->fusion());
-    ASSERT_EQ(analysis.emitter, analysis::EmitterKind::kScatter);
+    ASSERT_EQ(analysis.emitter, "scatter");
     EXPECT_EQ(ScatterFallbackReason(analysis), "");
     std::vector<hlo::Literal> args = Arguments(*module->fusion(), false);
     for (const nlohmann::json& config :

@@ -1,0 +1,104 @@
+// Pins the learned model's feature vector (names, order and values) for kernels of several
+// emitters: the emitter one-hot and the config columns are derived from the emitter registry,
+// and a stored model of this schema version must keep seeing the same columns.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "costmodel/features.h"
+#include "costmodel/gpu_model.h"
+#include "tests/costmodel/kernel_test_util.h"
+
+namespace tilesmith::costmodel {
+namespace {
+
+using testing::Emit;
+
+constexpr char kRowReduce[] = R"(add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+f {
+  p0 = f32[256,4096] parameter(0)
+  z = f32[] constant(0)
+  ROOT r = f32[256] reduce(p0, z), dimensions={1}, to_apply=add
+})";
+
+// FNV-1a over bytes: a fingerprint that is the same on every run and build.
+uint64_t Fingerprint(const void* data, size_t size, uint64_t hash = 1469598103934665603ull) {
+  const auto* bytes = static_cast<const unsigned char*>(data);
+  for (size_t i = 0; i < size; ++i) hash = (hash ^ bytes[i]) * 1099511628211ull;
+  return hash;
+}
+
+std::string Hex(uint64_t value) {
+  char text[17];
+  std::snprintf(text, sizeof(text), "%016llx", static_cast<unsigned long long>(value));
+  return text;
+}
+
+std::string NamesFingerprint() {
+  uint64_t hash = 1469598103934665603ull;
+  for (const std::string& name : FeatureNames()) {
+    hash = Fingerprint(name.data(), name.size(), Fingerprint("|", 1, hash));
+  }
+  return Hex(hash);
+}
+
+std::string VectorFingerprint(std::string_view text, const nlohmann::json& config) {
+  auto emitted = Emit(text, config);
+  DeviceFigures device{testing::Device("cuda:sm_90"), 50 << 20};
+  GpuModel model;
+  auto prediction = model.Predict(emitted.kernel, device, nullptr);
+  EXPECT_TRUE(prediction.has_value());
+  if (!prediction) return "";
+  std::vector<float> features = KernelFeatures(emitted.kernel, device, nullptr, *prediction);
+  return Hex(Fingerprint(features.data(), features.size() * sizeof(float)));
+}
+
+// Captured from the feature code before the columns were derived from the registry.
+TEST(FeatureSchemaPinTest, TheSchemaSevenColumnsKeepTheirNamesAndOrder) {
+  ASSERT_EQ(kFeatureSchemaVersion, 7) << "a new schema version: capture its columns here anew";
+  const std::vector<std::string> first = {"cfg.threads_per_block",
+                                          "cfg.vector",
+                                          "cfg.chunks",
+                                          "cfg.blocks_y",
+                                          "cfg.threads_x",
+                                          "cfg.threads_y",
+                                          "cfg.elements_per_thread",
+                                          "cfg.split",
+                                          "cfg.tile_in",
+                                          "cfg.tile_out",
+                                          "cfg.rows_per_pass",
+                                          "cfg.threads",
+                                          "cfg.shared_padding",
+                                          "emitter.loop",
+                                          "emitter.transpose",
+                                          "emitter.concatenate",
+                                          "emitter.dynamic_update_slice",
+                                          "emitter.input_slices",
+                                          "emitter.reduction",
+                                          "emitter.scatter",
+                                          "launch.blocks"};
+  ASSERT_EQ(FeatureNames().size(), 123u);
+  for (size_t i = 0; i < first.size(); ++i) EXPECT_EQ(FeatureNames()[i], first[i]) << i;
+  EXPECT_EQ(NamesFingerprint(), "9f877ef888754baa");
+}
+
+TEST(FeatureSchemaPinTest, TheSchemaSevenValuesStayBitForBit) {
+  EXPECT_EQ(VectorFingerprint(testing::kElementwise, {{"threads_per_block", 256}, {"vector", 4}}),
+            "5171e6b60d3b736c");
+  EXPECT_EQ(VectorFingerprint(testing::kElementwise, nullptr), "37403156d8ef8969");
+  EXPECT_EQ(VectorFingerprint(testing::kTranspose, nullptr), "428837c0a9daee9b");
+  EXPECT_EQ(VectorFingerprint(testing::kTranspose, {{"shared_padding", 0}}), "0ce53bd9fcb9f283");
+  EXPECT_EQ(VectorFingerprint(kRowReduce, nullptr), "8f31e11eed2fe252");
+  EXPECT_EQ(VectorFingerprint(kRowReduce, {{"split", 4}, {"second_pass", "tree"}}),
+            "89ab85bb932d64cf");
+}
+
+}  // namespace
+}  // namespace tilesmith::costmodel
