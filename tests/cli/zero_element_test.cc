@@ -3,6 +3,7 @@
 // 0), never with a signal. The indexing analysis is total over such shapes: a kernel gets an
 // empty grid or an empty loop, its buffers may be 0 bytes.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -30,7 +31,9 @@ std::vector<std::string> ZeroElementFusions() {
 class ZeroElementTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    dir_ = fs::path(::testing::TempDir()) / ("zero_element_" + GetParam());
+    // The process id too: two test runs on one machine must not share (and delete) a folder.
+    dir_ = fs::path(::testing::TempDir()) /
+           ("zero_element_" + GetParam() + "_" + std::to_string(getpid()));
     fs::create_directories(dir_);
     path_ = std::string(TILESMITH_TEST_DATA_DIR) + "/zero_element/" + GetParam() + ".hlo";
   }
