@@ -45,6 +45,7 @@
 #include <vector>
 
 #include "bench/bench_util.h"
+#include "bench/model_bench_replay.h"
 #include "bench/model_bench_timings.h"
 #include "costmodel/features.h"
 #include "costmodel/host_model.h"
@@ -59,6 +60,8 @@
 #include "tuner/strategy.h"
 
 namespace {
+
+using namespace tilesmith::bench;  // NOLINT: the replays and scores (model_bench_replay.h)
 
 constexpr double kShortKernelSeconds = 200e-6;
 
@@ -75,110 +78,8 @@ std::string CorpusDir() {
   return std::string(dir && *dir ? dir : TILESMITH_SOURCE_DIR "/../shared/corpus") + "/xla/";
 }
 
-double Median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  size_t n = values.size();
-  return n == 0 ? 0 : n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
-
-// The measured sample of a fusion's space, as a strategy replay sees it.
-struct MeasuredSample {
-  tuner::Space space;            // the picked candidates only
-  bool default_timed = false;    // a replay may have no time for a grown space's default
-  std::vector<double> measured;  // µs, by candidate of `space`
-  double best_us = 0;
-};
-
-struct FusionResult {
-  std::string name;
-  int64_t configs = 0;
-  int64_t skipped = 0;  // a replay: sampled configs the timings file has no time for
-  double spearman = 0;
-  double share = 0;         // best-first by the model
-  double random_share = 0;  // expected, random order
-  double model_share = 1;   // the `model` strategy replayed on the timings (1: never found)
-  bool model_found = false;
-  double plain_share = 1;  // without its trust check (stops on the model's word)
-  bool plain_found = false;
-  double best_us = 0;
-  double predicted_best_us = 0;              // measured time of the model's top pick
-  std::vector<costmodel::TrainingRow> rows;  // what the learned model learns from
-  std::vector<std::string> row_configs;      // the config of each row (JSON)
-  std::optional<MeasuredSample> sample;      // for replays ranked by another model
-};
-
 bool evict_buffers = true;  // --flush: evict each kernel's buffers (true) or overwrite the cache
 bool detail = false;        // --detail: every config's timing, prediction and terms on stderr
-
-// The model's predictions of a (sampled) space, for a strategy to rank by.
-class FixedRanking : public tuner::Ranking {
- public:
-  explicit FixedRanking(std::vector<double> predicted) : predicted_(std::move(predicted)) {}
-  std::vector<double> PredictUs(const tuner::Space&) const override { return predicted_; }
-
- private:
-  std::vector<double> predicted_;
-};
-
-MeasuredSample MakeMeasuredSample(const tuner::Space& space, const std::vector<int64_t>& picked,
-                                  std::vector<double> measured) {
-  MeasuredSample sample{space, false, std::move(measured), 0};
-  sample.space.candidates.clear();
-  sample.space.default_index = 0;
-  for (size_t i = 0; i < picked.size(); ++i) {
-    if (picked[i] == space.default_index) {
-      sample.space.default_index = static_cast<int64_t>(i);
-      sample.default_timed = true;
-    }
-    sample.space.candidates.push_back(space.candidates[picked[i]]);
-  }
-  sample.best_us = *std::min_element(sample.measured.begin(), sample.measured.end());
-  return sample;
-}
-
-// Replays the `model` strategy over the measured sample, ranked by `predicted`: it asks for
-// batches of 8, is told their measured times, and the share is how many it had asked for
-// when the first config within 5% of the best was told. `found` is false when it stopped
-// (converged) first.
-std::pair<double, bool> ReplayModelStrategy(const MeasuredSample& sample,
-                                            const std::vector<double>& predicted,
-                                            const tuner::ModelGuidedOptions& options) {
-  const std::vector<double>& measured = sample.measured;
-  const double good_us = 1.05 * sample.best_us;
-  const double size = static_cast<double>(measured.size());
-  FixedRanking ranking(predicted);
-  std::unique_ptr<tuner::Strategy> strategy =
-      tuner::MakeModelGuidedStrategy(sample.space, 0, ranking, options);
-  int64_t asked = 0;
-  auto tell = [&](const std::vector<int64_t>& batch) {
-    std::vector<tuner::TrialOutcome> outcomes;
-    bool good = false;
-    for (int64_t index : batch) {
-      outcomes.push_back({index, true, measured[index]});
-      good |= measured[index] <= good_us;
-    }
-    strategy->Tell(outcomes);
-    return good;
-  };
-  // As a tune does: the default first (unless a replay has no time for it), then the
-  // strategy's batches.
-  if (sample.default_timed) {
-    ++asked;
-    if (tell({sample.space.default_index})) return {static_cast<double>(asked) / size, true};
-  }
-  while (true) {
-    std::vector<int64_t> batch = strategy->Ask(8);
-    if (batch.empty()) return {1.0, false};
-    for (size_t k = 0; k < batch.size(); ++k) {
-      ++asked;
-      if (measured[batch[k]] <= good_us) {
-        tell(batch);
-        return {static_cast<double>(asked) / size, true};
-      }
-    }
-    tell(batch);
-  }
-}
 
 std::string FusionName(const std::string& path) {
   return path.substr(path.rfind('/', path.rfind('/') - 1) + 1);
@@ -315,145 +216,6 @@ Expected<FusionResult> RunFusion(const std::string& path, const tuner::Device& d
   std::tie(result.plain_share, result.plain_found) = ReplayModelStrategy(
       *result.sample, predicted, {.trust = std::numeric_limits<double>::infinity()});
   return result;
-}
-
-// One model's cross-validated scores, averaged over the learned model's seeds: on a few
-// hundred rows, one seed's trees differ from another's by about 0.02 in Spearman.
-struct AveragedScores {
-  std::string model;
-  int runs = 0;
-  double spearman = 0, spearman_min = 1, spearman_max = -1, kendall = 0, top1 = 0, median_top1 = 0,
-         top5 = 0;
-  double strategy_share = 0;   // median share of the `model` strategy ranked by this model
-  double strategy_missed = 0;  // fusions it stopped short on
-
-  void Add(const costmodel::ModelScores& scores, double share, double missed) {
-    model = scores.model;
-    double n = ++runs;
-    auto mean = [&](double& into, double value) { into += (value - into) / n; };
-    mean(spearman, scores.spearman);
-    mean(kendall, scores.kendall);
-    mean(top1, scores.top1_regret);
-    mean(median_top1, scores.median_top1_regret);
-    mean(top5, scores.top5_regret);
-    mean(strategy_share, share);
-    mean(strategy_missed, missed);
-    spearman_min = std::min(spearman_min, scores.spearman);
-    spearman_max = std::max(spearman_max, scores.spearman);
-  }
-  nlohmann::json ToJson() const {
-    return {{"model", model},
-            {"spearman", spearman},
-            {"spearman_seeds", {spearman_min, spearman_max}},
-            {"kendall", kendall},
-            {"top1_regret", top1},
-            {"median_top1_regret", median_top1},
-            {"top5_regret", top5},
-            {"median_model_share", strategy_share},
-            {"model_strategy_missed", strategy_missed}};
-  }
-};
-
-struct SeedScores {
-  AveragedScores analytic, learned;
-  // The held-out configs as seen uncompiled (no counted code), as `/v1/query` ranks them.
-  AveragedScores analytic_estimated, learned_estimated;
-  std::string description;  // the last fold's learned model
-};
-
-// The `model` strategy replayed over every fusion, ranked by `predicted_us` (rows in
-// `results` order): its median share and how many fusions it stopped short on.
-std::pair<double, double> ReplayAll(const std::vector<FusionResult>& results,
-                                    const std::vector<double>& predicted_us) {
-  std::vector<double> shares;
-  double missed = 0;
-  size_t next = 0;
-  for (const FusionResult& r : results) {
-    std::vector<double> predicted(predicted_us.begin() + next,
-                                  predicted_us.begin() + next + r.rows.size());
-    next += r.rows.size();
-    auto [share, found] = ReplayModelStrategy(*r.sample, predicted, {});
-    shares.push_back(share);
-    missed += !found;
-  }
-  return {Median(shares), missed};
-}
-
-// Cross-validates a learned model of `objective` over fusions once per seed, and replays
-// the `model` strategy ranked by each held-out prediction (what a tune ranks with once a
-// stored model was trained on other fusions).
-Expected<SeedScores> CrossValidateSeeds(const std::vector<FusionResult>& results,
-                                        const std::vector<costmodel::TrainingRow>& rows, int folds,
-                                        int seeds, costmodel::Objective objective,
-                                        const costmodel::HostCalibration& calibration) {
-  SeedScores scores;
-  for (int seed = 0; seed < seeds; ++seed) {
-    costmodel::LearnedModelOptions options;
-    options.min_rows = 50;  // a bench run holds a few hundred rows, not a tuned fleet's
-    options.min_fusions = 3;
-    options.objective = objective;
-    options.seed = static_cast<uint64_t>(seed);
-    TS_ASSIGN_OR_RETURN(
-        costmodel::Evaluation evaluation,
-        costmodel::CrossValidate(
-            rows, folds, [&] { return std::make_unique<costmodel::HostModel>(calibration); },
-            options));
-    auto [share, missed] = ReplayAll(results, evaluation.heldout_learned_us);
-    scores.analytic.Add(evaluation.analytic, 0, 0);
-    scores.learned.Add(evaluation.learned, share, missed);
-    if (evaluation.analytic_estimated && evaluation.learned_estimated) {
-      scores.analytic_estimated.Add(*evaluation.analytic_estimated, 0, 0);
-      scores.learned_estimated.Add(*evaluation.learned_estimated, 0, 0);
-    }
-    scores.description = evaluation.learned_description;
-  }
-  return scores;
-}
-
-// Features as JSON numbers, a missing one as null.
-nlohmann::json FeaturesToJson(const std::vector<float>& values) {
-  nlohmann::json out = nlohmann::json::array();
-  for (float value : values) {
-    out.push_back(std::isnan(value) ? nlohmann::json(nullptr) : nlohmann::json(value));
-  }
-  return out;
-}
-
-// Every fusion's training rows with their configs and feature names, for analysing the
-// learned model's inputs outside the bench (`--dump-rows`), compiled and as estimated before
-// compiling (what `/v1/query` ranks).
-nlohmann::json RowsToJson(const std::vector<FusionResult>& results) {
-  nlohmann::json rows = nlohmann::json::array();
-  for (const FusionResult& r : results) {
-    for (size_t i = 0; i < r.rows.size(); ++i) {
-      const costmodel::TrainingRow& row = r.rows[i];
-      rows.push_back({{"fusion", r.name},
-                      {"config", r.row_configs[i]},
-                      {"measured_us", row.measured_us},
-                      {"analytic_us", row.analytic_us},
-                      {"features", FeaturesToJson(row.features)},
-                      {"estimate_analytic_us", row.estimate_analytic_us},
-                      {"estimate_features", FeaturesToJson(row.estimate_features)}});
-    }
-  }
-  auto names = costmodel::FeatureNames();
-  return {{"feature_names", std::vector<std::string>(names.begin(), names.end())},
-          {"rows", std::move(rows)}};
-}
-
-void PrintScores(const AveragedScores& scores, const std::string& label, bool strategy = true) {
-  std::string name = label.empty() ? scores.model : scores.model + " " + label;
-  char range[32] = "", share[32] = "-";
-  if (scores.spearman_max > scores.spearman_min) {
-    std::snprintf(range, sizeof(range), "%.3f-%.3f", scores.spearman_min, scores.spearman_max);
-  }
-  if (strategy) {
-    std::snprintf(share, sizeof(share), "%.1f%%+%.0f", 100 * scores.strategy_share,
-                  scores.strategy_missed);
-  }
-  std::printf("%-28s %9.3f %13s %9.3f %12.1f%% %12.1f%% %12.1f%% %9s\n", name.c_str(),
-              scores.spearman, range, scores.kendall, 100 * scores.top1, 100 * scores.median_top1,
-              100 * scores.top5, share);
 }
 
 }  // namespace
