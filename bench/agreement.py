@@ -20,6 +20,8 @@ import sys
 import tempfile
 import time
 
+from compare_timings import ranks  # the same tie rule as the timing comparisons
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FUSIONS = [
     "tests/data/tuner/gelu_f32.hlo",
@@ -28,20 +30,6 @@ FUSIONS = [
     "bench/corpus/adam_multiply_add_fusion.hlo",
 ]
 QUICK_FUSIONS = FUSIONS[:2]
-
-
-def ranks(values):
-    order = sorted(range(len(values)), key=lambda i: values[i])
-    result = [0.0] * len(values)
-    i = 0
-    while i < len(order):
-        j = i
-        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
-            j += 1
-        for k in range(i, j + 1):
-            result[order[k]] = (i + j) / 2.0
-        i = j + 1
-    return result
 
 
 def spearman(a, b):
