@@ -17,20 +17,24 @@
 namespace tilesmith::codegen {
 namespace {
 
-using UnaryFn = float (*)(float);
-
-// JIT-compiles `float name(float)` whose body is `emit(x)`.
-class CompiledFunction {
+// JIT-compiles `float name(float…)` (`Arity` arguments) whose body is `emit(arguments…)`.
+template <int Arity>
+class Compiled {
  public:
-  CompiledFunction(const char* name, llvm::Value* (*emit)(llvm::IRBuilderBase&, llvm::Value*)) {
+  template <typename Emit>
+  Compiled(const char* name, Emit emit) {
     InitializeLlvm();
     auto context = std::make_unique<llvm::LLVMContext>();
     auto module = std::make_unique<llvm::Module>(name, *context);
-    auto* type = llvm::FunctionType::get(llvm::Type::getFloatTy(*context),
-                                         {llvm::Type::getFloatTy(*context)}, false);
+    llvm::Type* f32 = llvm::Type::getFloatTy(*context);
+    auto* type = llvm::FunctionType::get(f32, std::vector<llvm::Type*>(Arity, f32), false);
     auto* function = llvm::Function::Create(type, llvm::Function::ExternalLinkage, name, *module);
     llvm::IRBuilder<> b(llvm::BasicBlock::Create(*context, "entry", function));
-    b.CreateRet(emit(b, function->getArg(0)));
+    if constexpr (Arity == 1) {
+      b.CreateRet(emit(b, function->getArg(0)));
+    } else {
+      b.CreateRet(emit(b, function->getArg(0), function->getArg(1)));
+    }
     // The host's own CPU, as kernels get it: with FMA the multiply-adds fuse.
     auto machine = llvm::orc::JITTargetMachineBuilder::detectHost();
     EXPECT_TRUE(static_cast<bool>(machine));
@@ -41,14 +45,21 @@ class CompiledFunction {
         jit_->addIRModule(llvm::orc::ThreadSafeModule(std::move(module), std::move(context))));
     auto symbol = jit_->lookup(name);
     EXPECT_TRUE(static_cast<bool>(symbol));
-    fn_ = symbol->toPtr<float(float)>();
+    address_ = symbol->getValue();
   }
-  float operator()(float x) const { return fn_(x); }
+  template <typename... Args>
+  float operator()(Args... x) const {
+    static_assert(sizeof...(Args) == Arity);
+    return reinterpret_cast<float (*)(Args...)>(address_)(x...);
+  }
 
  private:
   std::unique_ptr<llvm::orc::LLJIT> jit_;
-  UnaryFn fn_ = nullptr;
+  uint64_t address_ = 0;
 };
+
+using CompiledFunction = Compiled<1>;
+using CompiledBinaryFunction = Compiled<2>;
 
 int64_t UlpDistance(float a, float b) {
   auto key = [](float v) {
@@ -153,39 +164,6 @@ TEST(VectorMathTest, ErfIsWithinSixUlpOfLibmAsXlas) {
   EXPECT_EQ(erf(-std::numeric_limits<float>::infinity()), -1.0f);
   EXPECT_TRUE(std::isnan(erf(std::numeric_limits<float>::quiet_NaN())));
 }
-
-using BinaryFn = float (*)(float, float);
-
-// JIT-compiles `float name(float, float)` whose body is `emit(x, y)`.
-class CompiledBinaryFunction {
- public:
-  CompiledBinaryFunction(const char* name,
-                         llvm::Value* (*emit)(llvm::IRBuilderBase&, llvm::Value*, llvm::Value*)) {
-    InitializeLlvm();
-    auto context = std::make_unique<llvm::LLVMContext>();
-    auto module = std::make_unique<llvm::Module>(name, *context);
-    llvm::Type* f32 = llvm::Type::getFloatTy(*context);
-    auto* type = llvm::FunctionType::get(f32, {f32, f32}, false);
-    auto* function = llvm::Function::Create(type, llvm::Function::ExternalLinkage, name, *module);
-    llvm::IRBuilder<> b(llvm::BasicBlock::Create(*context, "entry", function));
-    b.CreateRet(emit(b, function->getArg(0), function->getArg(1)));
-    auto machine = llvm::orc::JITTargetMachineBuilder::detectHost();
-    EXPECT_TRUE(static_cast<bool>(machine));
-    auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(*machine)).create();
-    EXPECT_TRUE(static_cast<bool>(jit));
-    jit_ = std::move(*jit);
-    EXPECT_FALSE(
-        jit_->addIRModule(llvm::orc::ThreadSafeModule(std::move(module), std::move(context))));
-    auto symbol = jit_->lookup(name);
-    EXPECT_TRUE(static_cast<bool>(symbol));
-    fn_ = symbol->toPtr<float(float, float)>();
-  }
-  float operator()(float x, float y) const { return fn_(x, y); }
-
- private:
-  std::unique_ptr<llvm::orc::LLJIT> jit_;
-  BinaryFn fn_ = nullptr;
-};
 
 // Every pair of a grid of values (every sign, every binade, integers odd and even, the
 // special values) against `reference`: within `max_ulps`, and NaN, infinities, zeros and
