@@ -224,6 +224,42 @@ CREATE TABLE verdicts (
 CREATE INDEX verdicts_by_key ON verdicts (fingerprint, device_key, compiler_version, id);
 )sql";
 
+// The work queue (db/work_queue.h), as in SQLite's version 7.
+constexpr std::string_view kSchemaV7 = R"sql(
+CREATE TABLE work_units (
+  id BIGSERIAL PRIMARY KEY,
+  job_id TEXT NOT NULL,
+  sequence BIGINT NOT NULL CHECK (sequence >= 0),
+  device_key TEXT NOT NULL,
+  match_prefix BOOLEAN NOT NULL DEFAULT FALSE,
+  fingerprint TEXT NOT NULL,
+  name TEXT NOT NULL DEFAULT '',
+  fusion_text TEXT NOT NULL,
+  payload JSONB NOT NULL DEFAULT '{}',
+  state TEXT NOT NULL CHECK (state IN ('queued', 'leased', 'done', 'failed')),
+  owner TEXT NOT NULL DEFAULT '',
+  attempt BIGINT NOT NULL DEFAULT 0,
+  reclaims BIGINT NOT NULL DEFAULT 0,
+  lease_expires_ms BIGINT NOT NULL DEFAULT 0,
+  failures JSONB NOT NULL DEFAULT '[]',
+  error TEXT NOT NULL DEFAULT '',
+  result JSONB,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  UNIQUE (job_id, sequence)
+);
+CREATE INDEX work_units_claimable ON work_units (state, id);
+CREATE TABLE agents (
+  name TEXT PRIMARY KEY,
+  host TEXT NOT NULL,
+  device_keys JSONB NOT NULL,
+  started_at TEXT NOT NULL,
+  last_seen_ms BIGINT NOT NULL,
+  units_done BIGINT NOT NULL DEFAULT 0,
+  units_failed BIGINT NOT NULL DEFAULT 0
+);
+)sql";
+
 struct Step {
   int version;
   std::string_view description;
@@ -239,6 +275,7 @@ std::vector<Step> Steps() {
       {4, "predictions, calibrations", std::string(kSchemaV4)},
       {5, "jobs.unfinished_runs", std::string(kSchemaV5)},
       {6, "verdicts", std::string(kSchemaV6)},
+      {7, "work_units, agents", std::string(kSchemaV7)},
   };
 }
 

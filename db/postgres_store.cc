@@ -223,6 +223,13 @@ Expected<bool> PostgresStore::PutKernel(const KernelRecord& kernel) {
 }
 
 Expected<BatchResult> PostgresStore::RecordBatch(std::span<const MeasurementRecord> batch) {
+  return WriteBatch(batch, "recording " + std::to_string(batch.size()) + " measurements",
+                    []() -> Expected<bool> { return true; });
+}
+
+Expected<BatchResult> PostgresStore::WriteBatch(std::span<const MeasurementRecord> batch,
+                                                std::string_view what,
+                                                const std::function<Expected<bool>()>& first) {
   // Everything that can be checked is checked before the transaction starts.
   std::vector<MeasurementRecord> rows(batch.begin(), batch.end());
   std::vector<std::string> config_jsons;
@@ -245,9 +252,10 @@ Expected<BatchResult> PostgresStore::RecordBatch(std::span<const MeasurementReco
     result.uids.push_back(row.uid);
   }
   std::lock_guard lock(mutex_);
-  std::string what = "recording " + std::to_string(rows.size()) + " measurements";
   TS_RETURN_IF_ERROR(connection_->Transaction(what, [&]() -> Status {
     result.inserted = 0;  // a retried transaction starts over
+    TS_ASSIGN_OR_RETURN(bool write_rows, first());
+    if (!write_rows) return OkStatus();
     BatchWriter writer(*connection_);
     for (size_t i = 0; i < rows.size(); ++i) {
       Status written = writer.Write(rows[i], config_jsons[i], &result.inserted);

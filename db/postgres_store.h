@@ -9,6 +9,7 @@
 // PostgresStore each (the service's store pool does). Never carry one across fork().
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -67,6 +68,20 @@ class PostgresStore final : public Store {
   Expected<std::optional<CalibrationRecord>> LatestCalibration(
       std::string_view device_key) override;
 
+  // WorkQueue (db/postgres_work_queue.cc)
+  Expected<int64_t> EnqueueUnits(std::span<const WorkUnit> units) override;
+  Expected<std::optional<WorkUnit>> ClaimUnit(std::string_view owner,
+                                              std::span<const std::string> device_keys,
+                                              int64_t lease_ms) override;
+  Status RenewLease(const Lease& lease, int64_t lease_ms) override;
+  Status CompleteUnit(const Lease& lease, std::span<const MeasurementRecord> measurements,
+                      const nlohmann::json& result) override;
+  Expected<UnitState> FailUnit(const Lease& lease, std::string_view reason) override;
+  Expected<std::vector<WorkUnit>> ListUnits(std::string_view job_id) override;
+  Expected<UnitCounts> CountUnits(std::string_view job_id) override;
+  Status PutAgent(const AgentRecord& agent) override;
+  Expected<std::vector<AgentRecord>> ListAgents(int64_t within_ms) override;
+
   // AdminStore (db/postgres_store.cc)
   Expected<StoreStats> Stats() override;
   Status Vacuum() override;
@@ -75,6 +90,10 @@ class PostgresStore final : public Store {
   const std::string& where() const { return connection_->where(); }
 
  private:
+  // RecordBatch's transaction with `first` run inside it before the rows, which are written
+  // only when it answers true (a work unit's completion checks its lease there).
+  Expected<BatchResult> WriteBatch(std::span<const MeasurementRecord> batch, std::string_view what,
+                                   const std::function<Expected<bool>()>& first);
   explicit PostgresStore(std::unique_ptr<postgres::Connection> connection)
       : connection_(std::move(connection)) {}
   Expected<std::vector<BestResult>> QueryBest(const std::string& where,

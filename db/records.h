@@ -14,7 +14,7 @@
 namespace tilesmith::db {
 
 /// The schema version this code writes and understands (see db/schema.h for migrations).
-inline constexpr int kSchemaVersion = 6;
+inline constexpr int kSchemaVersion = 7;
 
 /// What became of one trial. Everything but `kOk` is a failure class; a failed candidate is
 /// stored as failed, never as fast (DESIGN.md, "Correctness first").

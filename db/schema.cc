@@ -244,6 +244,45 @@ CREATE INDEX verdicts_by_key ON verdicts (fingerprint, device_key, compiler_vers
 
 Status CreateVersion6(sqlite::Connection& connection) { return connection.Execute(kSchemaV6); }
 
+// The work queue (db/work_queue.h): units claimed under leases, and the agents seen. Lease
+// times are milliseconds since the epoch on the store's clock.
+constexpr std::string_view kSchemaV7 = R"sql(
+CREATE TABLE work_units (
+  id INTEGER PRIMARY KEY,
+  job_id TEXT NOT NULL,
+  sequence INTEGER NOT NULL CHECK (sequence >= 0),
+  device_key TEXT NOT NULL,
+  match_prefix INTEGER NOT NULL DEFAULT 0 CHECK (match_prefix IN (0, 1)),
+  fingerprint TEXT NOT NULL,
+  name TEXT NOT NULL DEFAULT '',
+  fusion_text TEXT NOT NULL,
+  payload TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(payload)),
+  state TEXT NOT NULL CHECK (state IN ('queued', 'leased', 'done', 'failed')),
+  owner TEXT NOT NULL DEFAULT '',
+  attempt INTEGER NOT NULL DEFAULT 0,
+  reclaims INTEGER NOT NULL DEFAULT 0,
+  lease_expires_ms INTEGER NOT NULL DEFAULT 0,
+  failures TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(failures)),
+  error TEXT NOT NULL DEFAULT '',
+  result TEXT CHECK (result IS NULL OR json_valid(result)),
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL,
+  UNIQUE (job_id, sequence)
+);
+CREATE INDEX work_units_claimable ON work_units (state, id);
+CREATE TABLE agents (
+  name TEXT PRIMARY KEY,
+  host TEXT NOT NULL,
+  device_keys TEXT NOT NULL CHECK (json_valid(device_keys)),
+  started_at TEXT NOT NULL,
+  last_seen_ms INTEGER NOT NULL,
+  units_done INTEGER NOT NULL DEFAULT 0,
+  units_failed INTEGER NOT NULL DEFAULT 0
+);
+)sql";
+
+Status CreateVersion7(sqlite::Connection& connection) { return connection.Execute(kSchemaV7); }
+
 constexpr Migration kMigrations[] = {
     {1, "devices, kernels, configs, measurements, best_results", &CreateVersion1},
     {2, "jobs", &CreateVersion2},
@@ -251,6 +290,7 @@ constexpr Migration kMigrations[] = {
     {4, "predictions, calibrations", &CreateVersion4},
     {5, "jobs.unfinished_runs", &CreateVersion5},
     {6, "verdicts", &CreateVersion6},
+    {7, "work_units, agents", &CreateVersion7},
 };
 static_assert(std::size(kMigrations) == kSchemaVersion, "one migration per schema version");
 

@@ -303,6 +303,13 @@ Expected<bool> SqliteStore::PutKernel(const KernelRecord& kernel) {
 }
 
 Expected<BatchResult> SqliteStore::RecordBatch(std::span<const MeasurementRecord> batch) {
+  return WriteBatch(batch, "recording " + std::to_string(batch.size()) + " measurements",
+                    []() -> Expected<bool> { return true; });
+}
+
+Expected<BatchResult> SqliteStore::WriteBatch(std::span<const MeasurementRecord> batch,
+                                              std::string_view what,
+                                              const std::function<Expected<bool>()>& first) {
   // Everything that can be checked is checked before the transaction starts.
   std::vector<MeasurementRecord> rows(batch.begin(), batch.end());
   std::vector<std::string> config_jsons;
@@ -325,9 +332,10 @@ Expected<BatchResult> SqliteStore::RecordBatch(std::span<const MeasurementRecord
     result.uids.push_back(row.uid);
   }
   std::lock_guard lock(mutex_);
-  std::string what = "recording " + std::to_string(rows.size()) + " measurements";
   TS_RETURN_IF_ERROR(connection_->WriteTransaction(what, [&]() -> Status {
     result.inserted = 0;  // a retried transaction starts over
+    TS_ASSIGN_OR_RETURN(bool write_rows, first());
+    if (!write_rows) return OkStatus();
     TS_ASSIGN_OR_RETURN(BatchWriter writer, BatchWriter::Prepare(*connection_));
     for (size_t i = 0; i < rows.size(); ++i) {
       Status written = writer.Write(rows[i], config_jsons[i], &result.inserted);

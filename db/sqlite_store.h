@@ -8,6 +8,7 @@
 // the child.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -75,6 +76,20 @@ class SqliteStore final : public Store {
   Expected<std::optional<CalibrationRecord>> LatestCalibration(
       std::string_view device_key) override;
 
+  // WorkQueue (db/sqlite_work_queue.cc)
+  Expected<int64_t> EnqueueUnits(std::span<const WorkUnit> units) override;
+  Expected<std::optional<WorkUnit>> ClaimUnit(std::string_view owner,
+                                              std::span<const std::string> device_keys,
+                                              int64_t lease_ms) override;
+  Status RenewLease(const Lease& lease, int64_t lease_ms) override;
+  Status CompleteUnit(const Lease& lease, std::span<const MeasurementRecord> measurements,
+                      const nlohmann::json& result) override;
+  Expected<UnitState> FailUnit(const Lease& lease, std::string_view reason) override;
+  Expected<std::vector<WorkUnit>> ListUnits(std::string_view job_id) override;
+  Expected<UnitCounts> CountUnits(std::string_view job_id) override;
+  Status PutAgent(const AgentRecord& agent) override;
+  Expected<std::vector<AgentRecord>> ListAgents(int64_t within_ms) override;
+
   // AdminStore
   Expected<StoreStats> Stats() override;
   Status Vacuum() override;
@@ -82,6 +97,10 @@ class SqliteStore final : public Store {
   const std::string& path() const { return connection_->path(); }
 
  private:
+  // RecordBatch's transaction with `first` run inside it before the rows, which are written
+  // only when it answers true (a work unit's completion checks its lease there).
+  Expected<BatchResult> WriteBatch(std::span<const MeasurementRecord> batch, std::string_view what,
+                                   const std::function<Expected<bool>()>& first);
   explicit SqliteStore(std::unique_ptr<sqlite::Connection> connection)
       : connection_(std::move(connection)) {}
   Expected<std::vector<BestResult>> QueryBest(const std::string& where,

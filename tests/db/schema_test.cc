@@ -120,11 +120,31 @@ TEST(SchemaTest, AVersionFiveFileGainsVerdictsAndKeepsItsTrials) {
   ASSERT_TRUE(kept.has_value() && kept->has_value());
   EXPECT_EQ((*kept)->name, "gelu");
   auto connection = Raw(path);
-  EXPECT_EQ(*ReadSchemaVersion(*connection), 6);
+  EXPECT_EQ(*ReadSchemaVersion(*connection), kSchemaVersion);
   EXPECT_EQ(*connection->QueryInt("SELECT count(*) FROM verdicts"), 0);
   auto none = store->Verdicts(std::vector<ResultKey>{{gelu.fingerprint, H100().Key(), "c"}});
   ASSERT_TRUE(none.has_value());
   EXPECT_FALSE((*none)[0].has_value()) << "keys tuned before verdicts have none";
+}
+
+TEST(SchemaTest, AVersionSixFileGainsAnEmptyWorkQueue) {
+  TempDir dir;
+  std::string path = dir.File("v6.db");
+  {
+    auto connection = Raw(path);
+    ASSERT_TRUE(Migrate(*connection, Migrations().first(6)).has_value());
+    EXPECT_EQ(*connection->QueryInt("SELECT count(*) FROM sqlite_master WHERE name = 'work_units'"),
+              0);
+  }
+  auto store = OpenStore(path);  // migrates to the current version
+  ASSERT_NE(store, nullptr);
+  auto counts = store->CountUnits("");
+  ASSERT_TRUE(counts.has_value()) << counts.error().message;
+  EXPECT_EQ(counts->total(), 0);
+  auto agents = store->ListAgents(0);
+  ASSERT_TRUE(agents.has_value());
+  EXPECT_TRUE(agents->empty());
+  EXPECT_EQ(*ReadSchemaVersion(*Raw(path)), kSchemaVersion);
 }
 
 TEST(SchemaTest, AFailedMigrationLeavesTheOldVersion) {

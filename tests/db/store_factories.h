@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "db/open_store.h"
 #include "db/postgres_store.h"
 #include "db/store.h"
 #include "tests/db/db_test_util.h"
@@ -27,6 +28,10 @@ struct StoreFactory {
   /// A fresh, empty store, or null (the test failed) when it cannot be made. `dir` is a new
   /// directory that outlives the store, for an implementation that keeps files.
   std::function<std::unique_ptr<Store>(const TempDir& dir)> open;
+  /// Where a fresh, empty database of this implementation lives (a SQLite path in `dir`, a
+  /// new PostgreSQL database's URL), for tests that open it more than once with OpenStore
+  /// (db/open_store.h), as separate processes would; empty (the test failed) on failure.
+  std::function<std::string(const TempDir& dir)> new_location;
   /// Why this implementation cannot run here (the test is skipped); empty when it can.
   std::function<std::string()> unavailable = [] { return std::string(); };
 };
@@ -47,14 +52,25 @@ inline std::unique_ptr<Store> OpenPostgresStore() {
   return store ? std::move(*store) : nullptr;
 }
 
+/// A fresh database of the process's test server, as a URL (empty, the test failed, when none).
+inline std::string NewPostgresLocation() {
+  std::string why_not;
+  PostgresTestServer* server = PostgresTestServer::Get(&why_not);
+  EXPECT_NE(server, nullptr) << why_not;
+  if (server == nullptr) return "";
+  auto url = server->NewDatabase();
+  EXPECT_TRUE(url.has_value()) << url.error().message;
+  return url ? *url : "";
+}
+
 /// Every store implementation; a new one is added here, and every contract suite runs on it.
 inline std::vector<StoreFactory> StoreFactories() {
   return {
       {"sqlite",
-       [](const TempDir& dir) -> std::unique_ptr<Store> {
-         return OpenStore(dir.File("store.db"));
-       }},
+       [](const TempDir& dir) -> std::unique_ptr<Store> { return OpenStore(dir.File("store.db")); },
+       [](const TempDir& dir) { return dir.File("shared.db"); }},
       {"postgres", [](const TempDir&) { return OpenPostgresStore(); },
+       [](const TempDir&) { return NewPostgresLocation(); },
        [] {
          std::string why_not;
          PostgresTestServer::Get(&why_not);
@@ -88,6 +104,22 @@ class StoreContractTest : public ::testing::TestWithParam<StoreFactory> {
     std::unique_ptr<Store> store = GetParam().open(*dirs_.back());
     EXPECT_NE(store, nullptr) << GetParam().name << ": no store";
     stores_.push_back(std::move(store));
+    return stores_.back().get();
+  }
+
+  /// Where a fresh, empty database lives, for opening it several times (OpenAt).
+  std::string NewLocation() {
+    dirs_.push_back(std::make_unique<TempDir>());
+    return GetParam().new_location(*dirs_.back());
+  }
+
+  /// Another handle (its own connection) on the database at `location`, owned by the
+  /// fixture; null, with the test failed, when it cannot be opened.
+  Store* OpenAt(const std::string& location) {
+    auto store = db::OpenStore(location);
+    EXPECT_TRUE(store.has_value()) << store.error().message;
+    if (!store) return nullptr;
+    stores_.push_back(std::move(*store));
     return stores_.back().get();
   }
 

@@ -1,0 +1,91 @@
+#include "db/work_queue.h"
+
+#include <array>
+#include <set>
+
+#include "db/work_queue_rules.h"
+
+namespace tilesmith::db {
+namespace {
+
+constexpr std::array<std::pair<UnitState, std::string_view>, 4> kUnitStateNames = {{
+    {UnitState::kQueued, "queued"},
+    {UnitState::kLeased, "leased"},
+    {UnitState::kDone, "done"},
+    {UnitState::kFailed, "failed"},
+}};
+
+}  // namespace
+
+std::string_view UnitStateName(UnitState state) {
+  for (const auto& [value, name] : kUnitStateNames) {
+    if (value == state) return name;
+  }
+  return "unknown";
+}
+
+Expected<UnitState> ParseUnitState(std::string_view name) {
+  for (const auto& [value, known] : kUnitStateNames) {
+    if (known == name) return value;
+  }
+  return InvalidArgument("unknown work unit state '" + std::string(name) +
+                         "' (expected queued, leased, done or failed)");
+}
+
+Status ValidateUnit(const WorkUnit& unit) {
+  if (unit.job_id.empty()) return InvalidArgument("work unit: job_id is empty");
+  if (unit.sequence < 0) return InvalidArgument("work unit: sequence is negative");
+  if (unit.device_key.empty()) return InvalidArgument("work unit: device_key is empty");
+  if (unit.fingerprint.empty()) return InvalidArgument("work unit: fingerprint is empty");
+  if (unit.fusion_text.empty()) return InvalidArgument("work unit: fusion_text is empty");
+  if (!unit.payload.is_object()) return InvalidArgument("work unit: payload is not an object");
+  return OkStatus();
+}
+
+bool UnitMatchesDevice(std::string_view unit_key, bool match_prefix, std::string_view device_key) {
+  return match_prefix ? device_key.starts_with(unit_key) : device_key == unit_key;
+}
+
+std::string LeaseLostMessage(const Lease& lease) {
+  return "the lease of work unit " + std::to_string(lease.unit_id) + " (attempt " +
+         std::to_string(lease.attempt) + ", " + lease.owner +
+         ") is no longer held: it expired or another agent took the unit over; nothing of "
+         "this attempt was stored";
+}
+
+}  // namespace tilesmith::db
+
+namespace tilesmith::db {
+
+LeaseStanding StandingOf(const Lease& lease, std::string_view state, int64_t attempt,
+                         std::string_view owner, bool unexpired) {
+  if (attempt != lease.attempt || owner != lease.owner) return LeaseStanding::kLost;
+  if (state == "done") return LeaseStanding::kCompletedByIt;
+  if (state == "leased" && unexpired) return LeaseStanding::kHeld;
+  return LeaseStanding::kLost;
+}
+
+FailureOutcome AddFailure(const nlohmann::json& failures, const Lease& lease,
+                          std::string_view reason) {
+  FailureOutcome outcome;
+  outcome.failures = failures.is_array() ? failures : nlohmann::json::array();
+  outcome.failures.push_back(
+      {{"owner", lease.owner}, {"attempt", lease.attempt}, {"reason", std::string(reason)}});
+  std::set<std::string> owners;
+  for (const nlohmann::json& failure : outcome.failures) {
+    owners.insert(failure.value("owner", std::string()));
+  }
+  outcome.final = owners.size() >= 2 || outcome.failures.size() >= 3;
+  if (outcome.final) {
+    outcome.error = "failed on " + std::to_string(owners.size()) + " agent" +
+                    (owners.size() == 1 ? "" : "s") + ":";
+    for (const nlohmann::json& failure : outcome.failures) {
+      outcome.error += " [" + failure.value("owner", std::string()) + "] " +
+                       failure.value("reason", std::string()) + ";";
+    }
+    outcome.error.pop_back();
+  }
+  return outcome;
+}
+
+}  // namespace tilesmith::db
