@@ -1,7 +1,10 @@
 #include "db/work_queue.h"
 
+#include <algorithm>
 #include <array>
 #include <set>
+#include <utility>
+#include <vector>
 
 #include "db/work_queue_rules.h"
 
@@ -77,11 +80,25 @@ FailureOutcome AddFailure(const nlohmann::json& failures, const Lease& lease,
   }
   outcome.final = owners.size() >= 2 || outcome.failures.size() >= 3;
   if (outcome.final) {
-    outcome.error = "failed on " + std::to_string(owners.size()) + " agent" +
-                    (owners.size() == 1 ? "" : "s") + ":";
+    // Each distinct (owner, reason) once, with how often it happened.
+    std::vector<std::pair<std::string, int>> reasons;
     for (const nlohmann::json& failure : outcome.failures) {
-      outcome.error += " [" + failure.value("owner", std::string()) + "] " +
-                       failure.value("reason", std::string()) + ";";
+      std::string text = "[" + failure.value("owner", std::string()) + "] " +
+                         failure.value("reason", std::string());
+      auto known = std::find_if(reasons.begin(), reasons.end(),
+                                [&](const auto& entry) { return entry.first == text; });
+      if (known == reasons.end()) {
+        reasons.emplace_back(text, 1);
+      } else {
+        ++known->second;
+      }
+    }
+    outcome.error = "failed " + std::to_string(outcome.failures.size()) + " times on " +
+                    std::to_string(owners.size()) + " agent" + (owners.size() == 1 ? "" : "s") +
+                    ":";
+    for (const auto& [text, count] : reasons) {
+      outcome.error +=
+          " " + text + (count > 1 ? " (" + std::to_string(count) + " times)" : "") + ";";
     }
     outcome.error.pop_back();
   }

@@ -22,6 +22,32 @@ Expected<int64_t> Args::GetWholeNumber(const std::string& flag, int64_t fallback
   return InvalidArgument("--" + flag + " expects a whole number >= 0, not '" + text + "'");
 }
 
+Expected<int64_t> Args::GetInteger(const std::string& flag, int64_t fallback, int64_t low,
+                                   int64_t high) const {
+  if (!Has(flag)) return fallback;
+  const std::string text = Get(flag);
+  try {
+    size_t used = 0;
+    int64_t value = std::stoll(text, &used);
+    if (used == text.size() && value >= low && value <= high) return value;
+  } catch (const std::exception&) {
+  }
+  return InvalidArgument("--" + flag + " expects an integer in " + std::to_string(low) + ".." +
+                         std::to_string(high) + ", not '" + text + "'");
+}
+
+Expected<double> Args::GetPositive(const std::string& flag, double fallback) const {
+  if (!Has(flag)) return fallback;
+  const std::string text = Get(flag);
+  try {
+    size_t used = 0;
+    double value = std::stod(text, &used);
+    if (used == text.size() && value > 0) return value;
+  } catch (const std::exception&) {
+  }
+  return InvalidArgument("--" + flag + " expects a positive number, not '" + text + "'");
+}
+
 std::vector<std::string> Args::GetAll(const std::string& flag) const {
   auto it = values_.find(flag);
   return it == values_.end() ? std::vector<std::string>{} : it->second;

@@ -23,6 +23,11 @@ class Args {
   /// The value of `flag` as a whole number >= 0, or `fallback` when it is not given; any
   /// other text is an error naming the flag.
   Expected<int64_t> GetWholeNumber(const std::string& flag, int64_t fallback) const;
+  /// The value of `flag` as an integer in [low, high], or `fallback` when it is not given.
+  Expected<int64_t> GetInteger(const std::string& flag, int64_t fallback, int64_t low,
+                               int64_t high) const;
+  /// The value of `flag` as a number > 0, or `fallback` when it is not given.
+  Expected<double> GetPositive(const std::string& flag, double fallback) const;
 
  private:
   friend class Command;

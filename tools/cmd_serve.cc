@@ -15,30 +15,6 @@
 namespace tilesmith::tools {
 namespace {
 
-Expected<int64_t> IntegerFlag(const cli::Args& args, const std::string& flag, int64_t fallback,
-                              int64_t low, int64_t high) {
-  if (!args.Has(flag)) return fallback;
-  try {
-    size_t used = 0;
-    int64_t value = std::stoll(args.Get(flag), &used);
-    if (used == args.Get(flag).size() && value >= low && value <= high) return value;
-  } catch (const std::exception&) {
-  }
-  return InvalidArgument("--" + flag + " expects an integer in " + std::to_string(low) + ".." +
-                         std::to_string(high) + ", not '" + args.Get(flag) + "'");
-}
-
-Expected<double> SecondsFlag(const cli::Args& args, const std::string& flag, double fallback) {
-  if (!args.Has(flag)) return fallback;
-  try {
-    size_t used = 0;
-    double value = std::stod(args.Get(flag), &used);
-    if (used == args.Get(flag).size() && value > 0) return value;
-  } catch (const std::exception&) {
-  }
-  return InvalidArgument("--" + flag + " expects a positive number, not '" + args.Get(flag) + "'");
-}
-
 Expected<std::string> ReadToken(const std::string& path) {
   std::ifstream file(path, std::ios::binary);
   if (!file) return MakeError(ErrorCode::kIo, "--token-file: cannot read " + path);
@@ -70,16 +46,16 @@ int RunServe(const cli::Args& args) {
   options.bind = args.Get("bind", "127.0.0.1");
   options.db_path = args.Get("db", "tilesmith-data/tilesmith.db");
   options.targets = SplitList(args.Get("targets", "host"));
-  auto port = IntegerFlag(args, "port", 8470, 0, 65535);
-  auto workers = IntegerFlag(args, "workers", 0, 0, 1024);
-  auto http_threads = IntegerFlag(args, "http-threads", 2, 1, 256);
-  auto body_mib = IntegerFlag(args, "body-limit-mib", 64, 1, 4096);
-  auto batch = IntegerFlag(args, "batch", 4, 1, 1024);
-  auto max_space = IntegerFlag(args, "max-space", 1000000, 1, int64_t{1} << 40);
-  auto max_instructions = IntegerFlag(args, "max-instructions", 20000, 1, int64_t{1} << 40);
-  auto read_timeout = SecondsFlag(args, "read-timeout", 30);
-  auto warmup = SecondsFlag(args, "warmup-ms", 10);
-  auto reps = SecondsFlag(args, "rep-ms", 40);
+  auto port = args.GetInteger("port", 8470, 0, 65535);
+  auto workers = args.GetInteger("workers", 0, 0, 1024);
+  auto http_threads = args.GetInteger("http-threads", 2, 1, 256);
+  auto body_mib = args.GetInteger("body-limit-mib", 64, 1, 4096);
+  auto batch = args.GetInteger("batch", 4, 1, 1024);
+  auto max_space = args.GetInteger("max-space", 1000000, 1, int64_t{1} << 40);
+  auto max_instructions = args.GetInteger("max-instructions", 20000, 1, int64_t{1} << 40);
+  auto read_timeout = args.GetPositive("read-timeout", 30);
+  auto warmup = args.GetPositive("warmup-ms", 10);
+  auto reps = args.GetPositive("rep-ms", 40);
   for (const auto* flag :
        {&port, &workers, &http_threads, &body_mib, &batch, &max_space, &max_instructions}) {
     if (!*flag) {

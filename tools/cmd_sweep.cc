@@ -19,6 +19,7 @@
 #include "support/sha256.h"
 #include "tools/commands.h"
 #include "tools/fusion_loader.h"
+#include "tools/sweep_distribute.h"
 #include "tools/sweep_file.h"
 #include "tools/sweep_report.h"
 #include "tools/sweep_state.h"
@@ -81,12 +82,7 @@ class InterruptWatch {
   std::thread thread_;
 };
 
-// One (fusion, target) to tune.
-struct Pair {
-  const SweepFusion* fusion;
-  std::string target;
-  const tuner::Device* device;
-};
+using Pair = SweepPair;
 
 // Checks every target and strategy before anything runs, and lists the pairs in order.
 Expected<std::vector<Pair>> PlanPairs(const SweepFile& sweep,
@@ -137,16 +133,6 @@ std::string PairKey(const Pair& pair) {
               {"compiler_version", TILESMITH_COMPILER_VERSION}};
   auto hash = Sha256Hex(key.dump());
   return hash ? *hash : key.dump();
-}
-
-Expected<LoadedFusion> LoadSweepFusion(const SweepFusion& fusion) {
-  cli::Command command("sweep", "", "");
-  AddFusionInputFlags(command);
-  std::vector<std::string> flags = fusion.InputFlags();
-  std::vector<char*> argv;
-  for (std::string& flag : flags) argv.push_back(flag.data());
-  TS_ASSIGN_OR_RETURN(cli::Args args, command.Parse(argv));
-  return LoadFusion(fusion.path, args);
 }
 
 // The sweep's progress on stderr: one line per pair, redrawn after every committed batch on
@@ -367,6 +353,15 @@ int RunSweep(const cli::Args& args) {
   }
 
   InterruptWatch watch;  // before any thread starts, so that every thread inherits the mask
+  if (args.Has("distribute")) {
+    DistributeOptions distribute;
+    distribute.db_location = db_path;
+    distribute.json = args.Has("json");
+    distribute.quiet = quiet;
+    distribute.any_device = args.Has("any-device");
+    distribute.interrupted = [&watch] { return watch.interrupted(); };
+    return RunDistributedSweep(*sweep, pairs, distribute);
+  }
   tuner::CudaDriverProbe driver;
   bool any_needs_driver = std::any_of(pairs.begin(), pairs.end(), [](const Pair& pair) {
     return TimedOnlyWithDevice(*pair.device);
@@ -461,8 +456,9 @@ int RunSweep(const cli::Args& args) {
 }  // namespace
 
 Subcommand SweepSubcommand() {
-  cli::Command command("sweep", "tune every fusion of a sweep file on its targets",
-                       "SWEEP.json [--db PATH] [--resume] [--json] [--dry-run] [--quiet]");
+  cli::Command command(
+      "sweep", "tune every fusion of a sweep file on its targets",
+      "SWEEP.json [--db PATH|URL] [--resume] [--distribute] [--json] [--dry-run] [--quiet]");
   command
       .Flag("db", "PATH|URL",
             "results database: a SQLite file or a postgresql:// URL (default $TILESMITH_DB, "
@@ -470,6 +466,13 @@ Subcommand SweepSubcommand() {
       .Switch("resume",
               "skip the (fusion, target) pairs an earlier run of the same settings finished "
               "(recorded in PATH.sweeps.json beside the database)")
+      .Switch("distribute",
+              "enqueue the pairs as work units for the fleet's agents (`tilesmith agent`) "
+              "and follow them until all are finished; with the same sweep again (--resume), "
+              "follow the same units from any host (docs/fleet.md)")
+      .Switch("any-device",
+              "with --distribute: any device of a target's architecture may run its units, "
+              "not only the exact device (card, clocks, driver, toolkit)")
       .Switch("dry-run", "list the (fusion, target) pairs and their settings; tune nothing")
       .Switch("quiet", "no progress lines on stderr")
       .Switch("json",

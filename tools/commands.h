@@ -42,6 +42,7 @@ Subcommand SweepSubcommand();
 Subcommand SplitSubcommand();
 Subcommand WorkerSubcommand();
 Subcommand ServeSubcommand();
+Subcommand AgentSubcommand();
 
 /// Prints `error: <message>` to stderr and returns kExitFailure.
 int ReportError(const std::string& message);

@@ -16,7 +16,7 @@ const std::vector<Subcommand>& Subcommands() {
       AnalyzeSubcommand(),  CompileSubcommand(), RunSubcommand(),         CheckSubcommand(),
       ScheduleSubcommand(), DbSubcommand(),      SpaceSubcommand(),       TuneSubcommand(),
       PredictSubcommand(),  ModelSubcommand(),   SweepSubcommand(),       WorkerSubcommand(),
-      ServeSubcommand(),    ReportSubcommand(),  SplitSubcommand()};
+      ServeSubcommand(),    AgentSubcommand(),   ReportSubcommand(),      SplitSubcommand()};
   return subcommands;
 }
 

@@ -12,7 +12,7 @@
 // $TILESMITH_TEST_POSTGRES_URL (a URL to an existing server's `postgres` database, whose user
 // may create databases) uses that server instead of starting one; so does the URL in the file
 // $TILESMITH_TEST_POSTGRES_URL_FILE names, which ctest's `postgres` fixture writes
-// (tests/db/postgres_server_fixture.sh) so that the tests of one run, each its own process,
+// (scripts/private-postgres) so that the tests of one run, each its own process,
 // share one server. Where that file is missing (no server binaries), the process starts its
 // own as above, or skips.
 #pragma once

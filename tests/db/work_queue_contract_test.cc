@@ -236,7 +236,7 @@ TEST_P(WorkQueueContract, AUnitFailsForGoodOnlyOnceTwoAgentsFailedIt) {
   EXPECT_EQ(unit.state, UnitState::kFailed);
   EXPECT_NE(unit.error.find("worker crashed"), std::string::npos) << unit.error;
   EXPECT_NE(unit.error.find("out of memory"), std::string::npos) << unit.error;
-  EXPECT_NE(unit.error.find("2 agents"), std::string::npos) << unit.error;
+  EXPECT_NE(unit.error.find("on 2 agents"), std::string::npos) << unit.error;
   EXPECT_EQ(unit.failures.size(), 2u);
   auto nothing = store->ClaimUnit("agent-c", HostKeys(), 60000);
   ASSERT_TRUE(nothing.has_value());
