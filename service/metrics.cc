@@ -31,7 +31,7 @@ void Metrics::AddCandidates(int64_t compiled, int64_t measured, int64_t failed) 
 }
 
 std::string Metrics::Render(const std::map<std::string, int64_t>& jobs_by_state,
-                            int64_t database_bytes) const {
+                            int64_t database_bytes, const Fleet& fleet) const {
   std::string out;
   out +=
       "# HELP tilesmith_http_requests_total HTTP requests answered, by route and status.\n"
@@ -82,6 +82,29 @@ std::string Metrics::Render(const std::map<std::string, int64_t>& jobs_by_state,
       "# TYPE tilesmith_database_bytes gauge\n"
       "tilesmith_database_bytes " +
       std::to_string(database_bytes) + "\n";
+  const db::UnitCounts& units = fleet.units;
+  out +=
+      "# HELP tilesmith_units Work units of the fleet's queue, by state; `expired` are leased "
+      "units whose agent stopped renewing.\n"
+      "# TYPE tilesmith_units gauge\n";
+  for (const auto& [state, count] : {std::pair<std::string_view, int64_t>{"queued", units.queued},
+                                     {"leased", units.leased},
+                                     {"done", units.done},
+                                     {"failed", units.failed},
+                                     {"expired", units.expired}}) {
+    out += "tilesmith_units{state=\"" + std::string(state) + "\"} " + std::to_string(count) + "\n";
+  }
+  out +=
+      "# HELP tilesmith_units_reclaimed Leases taken over from an agent that stopped "
+      "renewing them.\n"
+      "# TYPE tilesmith_units_reclaimed gauge\n"
+      "tilesmith_units_reclaimed " +
+      std::to_string(units.reclaims) +
+      "\n"
+      "# HELP tilesmith_agents Agents seen within the last minute.\n"
+      "# TYPE tilesmith_agents gauge\n"
+      "tilesmith_agents " +
+      std::to_string(fleet.agents_seen) + "\n";
   return out;
 }
 

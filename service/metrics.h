@@ -10,6 +10,8 @@
 #include <string>
 #include <utility>
 
+#include "db/work_queue.h"
+
 namespace tilesmith::service {
 
 /// Thread-safe counters; cheap enough to update on every request.
@@ -25,9 +27,16 @@ class Metrics {
   /// Adds candidates a tuning job compiled, measured (committed trials) and saw fail.
   void AddCandidates(int64_t compiled, int64_t measured, int64_t failed);
 
-  /// The exposition text; job counts and the database size are read by the caller.
-  std::string Render(const std::map<std::string, int64_t>& jobs_by_state,
-                     int64_t database_bytes) const;
+  /// The fleet's queue as the database holds it, read by the caller at each scrape.
+  struct Fleet {
+    db::UnitCounts units;
+    int64_t agents_seen = 0;  ///< Agents that said they were alive within the last minute.
+  };
+
+  /// The exposition text; job counts, the database size and the fleet's queue are read by
+  /// the caller.
+  std::string Render(const std::map<std::string, int64_t>& jobs_by_state, int64_t database_bytes,
+                     const Fleet& fleet) const;
 
  private:
   struct Histogram {

@@ -252,5 +252,37 @@ TEST_F(ServiceTest, MetricsCountRequestsJobsAndCandidates) {
   EXPECT_GT(std::stoll(text.substr(size + 26)), 4096);
 }
 
+TEST_F(ServiceTest, MetricsShowTheFleetsQueueAndAgents) {
+  StartServer();
+  {
+    auto store = db::SqliteStore::Open(Options().db_path);
+    ASSERT_TRUE(store.has_value()) << store.error().message;
+    std::vector<db::WorkUnit> units(3);
+    for (int i = 0; i < 3; ++i) {
+      units[i].job_id = "sweep-metrics";
+      units[i].sequence = i;
+      units[i].device_key = "host, test";
+      units[i].fingerprint = "f" + std::to_string(i);
+      units[i].fusion_text = "HloModule m";
+    }
+    ASSERT_TRUE((*store)->EnqueueUnits(units).has_value());
+    db::AgentRecord agent;
+    agent.name = "agent-1";
+    agent.host = "here";
+    agent.device_keys = {"host, test"};
+    ASSERT_TRUE((*store)->PutAgent(agent).has_value());
+    std::vector<std::string> keys = {"host, test"};
+    auto claimed = (*store)->ClaimUnit("agent-1", keys, 60000);
+    ASSERT_TRUE(claimed.has_value() && claimed->has_value());
+  }
+  Reply metrics = Get("/metrics");
+  ASSERT_EQ(metrics.status, 200);
+  for (const char* line :
+       {"tilesmith_units{state=\"queued\"} 2", "tilesmith_units{state=\"leased\"} 1",
+        "tilesmith_units{state=\"done\"} 0", "tilesmith_units_reclaimed 0", "tilesmith_agents 1"}) {
+    EXPECT_NE(metrics.body.find(line), std::string::npos) << line << "\n" << metrics.body;
+  }
+}
+
 }  // namespace
 }  // namespace tilesmith::service::testing
