@@ -140,9 +140,9 @@ Status Connection::Reconnect() {
   if (PQstatus(connection_) == CONNECTION_OK) return OkStatus();
   PQreset(connection_);
   if (PQstatus(connection_) != CONNECTION_OK) {
-    return MakeError(ErrorCode::kFailedPrecondition,
-                     "lost the connection to PostgreSQL at " + where_ + ": " +
-                         TrimmedMessage(PQerrorMessage(connection_)));
+    // kIo: the server may be restarting; callers that can wait (agents) retry.
+    return MakeError(ErrorCode::kIo, "lost the connection to PostgreSQL at " + where_ + ": " +
+                                         TrimmedMessage(PQerrorMessage(connection_)));
   }
   PQsetNoticeProcessor(connection_, &IgnoreNotice, nullptr);
   TS_RETURN_IF_ERROR(Execute("SET extra_float_digits = 3"));
@@ -150,6 +150,11 @@ Status Connection::Reconnect() {
 }
 
 Expected<Result> Connection::Execute(std::string_view sql, const Params& params) {
+  // A statement outside a transaction finds a connection the server dropped (a restart)
+  // and connects again; inside one, the transaction is lost and Transaction retries it.
+  if (!in_transaction_ && PQstatus(connection_) != CONNECTION_OK) {
+    TS_RETURN_IF_ERROR(Reconnect());
+  }
   std::vector<const char*> values;
   values.reserve(params.size());
   for (const std::optional<std::string>& value : params.values()) {
@@ -192,10 +197,12 @@ Status Connection::Transaction(std::string_view what, const std::function<Status
     TS_RETURN_IF_ERROR(Reconnect());
     Status done = [&]() -> Status {
       TS_RETURN_IF_ERROR(Execute("BEGIN"));
+      in_transaction_ = true;
       TS_RETURN_IF_ERROR(body());
       TS_ASSIGN_OR_RETURN(Result committed, Execute("COMMIT"));
       return OkStatus();
     }();
+    in_transaction_ = false;
     if (done) return OkStatus();
     bool retry = last_state_ == kSerializationFailure || last_state_ == kDeadlockDetected;
     if (PQstatus(connection_) == CONNECTION_OK) (void)Execute("ROLLBACK");

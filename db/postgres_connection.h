@@ -99,6 +99,7 @@ class Connection {
   PGconn* connection_;
   std::string where_;
   std::string last_state_;  // SQLSTATE of the last failed statement
+  bool in_transaction_ = false;
 };
 
 /// Whether `location` names a PostgreSQL database: `postgresql://…` or `postgres://…`.
