@@ -4,7 +4,10 @@
 // fusion parsed; warm: fingerprints remembered). The client runs on this machine too.
 //
 //   service_bench [--quick] [--seconds S] [--connections N] [--http-threads N] [--tune-all]
-//                 [--cold-runs N] [--keep] [--json OUT]
+//                 [--cold-runs N] [--keep] [--db URL] [--json OUT]
+//
+// `--db postgresql://…` runs the server on that PostgreSQL database (it should be empty:
+// the bench's fusions are written into it) instead of a fresh SQLite file.
 //
 // `--cold-runs N` times N cold batches, each of its own 1,000 fusions (N x 1,000 written),
 // for a spread on a noisy machine; the warm batches repeat the last one's fusions.
@@ -31,7 +34,7 @@
 
 #include "compiler/hlo/canonical.h"
 #include "compiler/hlo/parser.h"
-#include "db/sqlite_store.h"
+#include "db/open_store.h"
 #include "service/server.h"
 #include "tuner/device.h"
 
@@ -178,6 +181,7 @@ int main(int argc, char** argv) {
   double rate = 10000;  // the open-loop phase's offered requests/s: the goal's throughput
   bool keep = false;    // leave the database behind, for a look with sqlite3
   std::string json_path;
+  std::string db_location;  // empty: a fresh SQLite file; else a postgresql:// URL or a path
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--quick") {
@@ -198,10 +202,12 @@ int main(int argc, char** argv) {
       keep = true;
     } else if (arg == "--json" && i + 1 < argc) {
       json_path = argv[++i];
+    } else if (arg == "--db" && i + 1 < argc) {
+      db_location = argv[++i];
     } else {
       return Fail(
           "usage: service_bench [--quick] [--seconds S] [--connections N] [--rate R] "
-          "[--http-threads N] [--tune-all] [--cold-runs N] [--keep] [--json OUT]");
+          "[--http-threads N] [--tune-all] [--cold-runs N] [--keep] [--db URL] [--json OUT]");
     }
   }
   namespace fs = std::filesystem;
@@ -210,7 +216,7 @@ int main(int argc, char** argv) {
   fs::create_directories(dir);
   tilesmith::service::ServerOptions options;
   options.port = 0;
-  options.db_path = (dir / "tilesmith.db").string();
+  options.db_path = db_location.empty() ? (dir / "tilesmith.db").string() : db_location;
   options.worker_binary = TILESMITH_CLI;
   options.measure.warmup_ms = 1;
   options.measure.budget_ms = 5;
@@ -234,7 +240,7 @@ int main(int argc, char** argv) {
       if (Send(port, "POST", "/v1/tune", request.dump()).status != 200) return Fail("tune-all");
     }
   } else {
-    auto store = tilesmith::db::SqliteStore::Open(options.db_path);
+    auto store = tilesmith::db::OpenStore(options.db_path);
     if (!store) return Fail(store.error().message);
     auto trials = (*store)->Measurements({job["fingerprint"].get<std::string>()});
     if (!trials || trials->empty()) return Fail("no trials for the tuned fusion");
