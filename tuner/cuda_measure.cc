@@ -230,7 +230,9 @@ Expected<CudaTimes> CudaCandidate::Time(double warmup_ms, double budget_ms, int6
   api_->event_destroy(start);
   api_->event_destroy(stop);
   if (recorder != nullptr) {
-    // Every timed launch finished (its stop event was waited for), so its record is final.
+    // Every timed launch finished (its stop event was waited for); a context-wide wait as
+    // well, so that CUPTI has every record's timestamps before the flush.
+    if (status) status = Check(api_->ctx_synchronize(), "kernel execution");
     auto tally = recorder->End();
     auto durations =
         tally ? KernelDurationsUs(*tally, entry_, static_cast<int64_t>(times.event_us.size()))
