@@ -11,8 +11,11 @@ sample of $TILESMITH_CORPUS_DIR/xla/**/*.hlo, or the files given), in one run, t
 bench/xla_compare.py (whose functions this script calls) on another backend:
 
 - tilesmith: `tilesmith tune FILE --target cuda:0 --strategy best-first --budget N --json`
-  gives the default and the tuned config's kernel time (CUDA events around one launch, the
-  L2 flushed with a memset before each; median and 20th percentile);
+  gives the default and the tuned config's kernel time (the L2 flushed with a memset before
+  each launch; median and 20th percentile): CUPTI's kernel duration (its activity API), as
+  XLA's profiler reports it, with the CUDA-event time of the same launches kept beside it
+  (default_event_us, tuned_event_us); where CUPTI cannot record, the event time, and the row's
+  tilesmith_timing says cuda-events;
 - XLA: the same HLO text through XLA's own parser, compiled by the CUDA client with the
   fusion's layouts pinned, in a child process, timed once before and once after the tune
   (the lower median counts). Per repetition a 256 MiB device buffer is rewritten (more than
@@ -24,7 +27,8 @@ bench/xla_compare.py (whose functions this script calls) on another backend:
   fusion's module are summed per call, and that kernel time (xla_kernel_us) is the XLA
   time the ratios use; elsewhere the wall-clock time is (the JSON's xla_time says which).
   A third figure, xla_pipelined_us, times k back-to-back calls with one wait at the end:
-  dispatch overlapped, but the L2 warm;
+  dispatch overlapped, but the L2 warm. The summary's `timing` names the method of each
+  side (cupti-kernel on both, on a GPU with CUPTI) and whether they are the same;
 - copy bandwidth: a device-side `x + s` over a --copy-mib f32 array (s = 0 passed at run
   time, so XLA cannot drop it), timed the same way, read plus write bytes per second;
 - outputs: the same random inputs go to XLA and, as .npy files, to `tilesmith run --target
@@ -265,6 +269,36 @@ def summarise(summary):
         summary["geomean"][key] = mean([r[key] for r in good])
 
 
+# How each side's times were taken, as the summary and the caption name them.
+METHOD_TEXT = {"cupti-kernel": "kernel durations from CUPTI",
+               "cuda-events": "CUDA events around each launch (launch cost included)",
+               "wall-clock": "wall clock per call, dispatch included",
+               "host-clock": "the host's clock around each kernel call"}
+
+
+def timing_methods(ran):
+    """{xla, tilesmith, same}: the method of every row's XLA and tilesmith time, or
+    "mixed (…)" where rows differ. XLA's kernel time is its profiler's CUPTI device events."""
+    def one(methods):
+        methods = sorted(set(methods))
+        if not methods:
+            return None
+        return methods[0] if len(methods) == 1 else "mixed (%s)" % ", ".join(methods)
+    xla = one("cupti-kernel" if r["xla_time"] == "kernel" else "wall-clock" for r in ran)
+    tilesmith = one(r.get("tilesmith_timing", "host-clock") for r in ran)
+    return {"xla": xla, "tilesmith": tilesmith,
+            "same": xla is not None and xla == tilesmith and not xla.startswith("mixed")}
+
+
+def timing_line(timing):
+    """The caption's sentence naming both sides' timing methods."""
+    def text(method):
+        return "%s (%s)" % (METHOD_TEXT.get(method, method), method) if method else "none"
+    line = "Timing: XLA %s; tilesmith %s" % (text(timing["xla"]), text(timing["tilesmith"]))
+    return line + (": one method on both sides." if timing["same"] else
+                   "; the sides are timed differently, so the ratios compare unlike figures.")
+
+
 def markdown(summary):
     copy = summary["copy_bandwidth"]
     lines = ["tilesmith (%s, target %s) vs XLA (jax %s, %s) on %s; time ratio tilesmith ÷ XLA "
@@ -278,6 +312,7 @@ def markdown(summary):
                                   "wall clock per call after an L2 flush, dispatch included "
                                   "(%.1f µs for an f32[] negate)" % (
                                       summary["xla_call_floor_us"] or float("nan"))),
+             timing_line(summary["timing"]),
              "",
              "| fusion | emitter | MB | XLA µs | default µs | tuned µs | default ÷ XLA | "
              "tuned ÷ XLA | XLA %BW | default %BW | tuned %BW | outputs |",
@@ -418,9 +453,10 @@ def main():
                                                           row["error"]), file=sys.stderr)
             continue
         print("gpu_compare %d/%d  %s  XLA %.1f us (%s), default %.1f us (%.2fx), tuned %.1f us "
-              "(%.2fx, %.0f%% of copy bandwidth), outputs %s" % (
+              "(%s; %.2fx, %.0f%% of copy bandwidth), outputs %s" % (
                   index, len(files), row["file"], row["xla_us"], row["xla_time"],
                   row["default_us"], row["default_vs_xla"], row["tuned_us"],
+                  row.get("tilesmith_timing", "host-clock"),
                   row["tuned_vs_xla"], 100 * row["tuned_bandwidth_fraction"],
                   "agree" if row["agree"] else "DIFFER"), file=sys.stderr)
     ran = [r for r in summary["fusions"] if "error" not in r]
@@ -429,6 +465,8 @@ def main():
     summary["xla_call_floor_us"] = (statistics.median(r["xla_call_floor_us"] for r in ran)
                                     if ran else None)
     summary["tilesmith_device"] = ran[0].get("tilesmith_device") if ran else None
+    summary["timing"] = timing_methods(ran)
+    print("gpu_compare: " + timing_line(summary["timing"]), file=sys.stderr)
     summarise(summary)
     xla_compare.write_results(args, summary, markdown(summary))
     return 0

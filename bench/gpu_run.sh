@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # One GPU session in one command (docs/gpu.md): unpack the bundle, tune a few fusions on
 # GPU 0, run bench/gpu_compare.py against XLA's GPU kernels, and leave every log, the
-# exported database and the comparison's JSON and Markdown in OUT_DIR.
+# exported database and the comparison's JSON and Markdown in OUT_DIR. Both sides are timed
+# by CUPTI's kernel durations where CUPTI is there (tilesmith: its activity API, libcupti
+# from the bundle's lib/; XLA: JAX's profiler); the log and each comparison name the method.
 #
 #   bench/gpu_run.sh BUNDLE.tar.xz OUT_DIR [CORPUS_DIR]
 #
@@ -80,4 +82,12 @@ fi
 
 step db-stats 30 ./tilesmith db stats --db "$db"
 step db-export 30 ./tilesmith db export "$out/gpu-export.json" --db "$db"
+# How tilesmith's trials were timed: cupti-kernel (CUPTI's kernel durations, what XLA's
+# profiler reports and what the comparisons' XLA side uses) or cuda-events (where CUPTI could
+# not record; the tunes' warning in this log says why). Each comparison names both sides.
+{
+  echo "=== timing methods of the stored trials (count, method):"
+  grep -o '"timing_method": *"[a-z-]*"' "$out/gpu-export.json" 2>/dev/null | sort | uniq -c
+  grep -h "not CUPTI's kernel durations" "$log" | sort -u | head -3
+} | tee -a "$log"
 echo "=== $(date -u +%H:%M:%S) done" | tee -a "$log"

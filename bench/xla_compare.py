@@ -381,11 +381,23 @@ def tune_fusion(path, args, work, target):
 
 
 def tune_times(tune):
-    """The row's fields from a tune's JSON: default and tuned medians and 20th percentiles."""
-    return {"default_us": tune["default"]["median_us"], "tuned_us": tune["best"]["median_us"],
-            "default_p20_us": tune["default"]["p20_us"], "tuned_p20_us": tune["best"]["p20_us"],
-            "tuned_config": tune["best"]["config"], "configs_measured": tune["measured"],
-            "tilesmith_device": tune.get("device")}
+    """The row's fields from a tune's JSON: default and tuned medians and 20th percentiles,
+    and how they were timed (tilesmith_timing): a CUDA tune names its method (cupti-kernel,
+    or cuda-events where CUPTI could not record; then the event medians are the times) and
+    keeps the event medians beside kernel times; host times are the host's clock around each
+    kernel call (host-clock)."""
+    row = {"default_us": tune["default"]["median_us"], "tuned_us": tune["best"]["median_us"],
+           "default_p20_us": tune["default"]["p20_us"], "tuned_p20_us": tune["best"]["p20_us"],
+           "tuned_config": tune["best"]["config"], "configs_measured": tune["measured"],
+           "tilesmith_device": tune.get("device"),
+           "tilesmith_timing": tune["best"].get("timing_method") or "host-clock"}
+    methods = {tune["best"].get("timing_method"), tune["default"].get("timing_method")}
+    if len(methods) > 1:  # one of them fell back to events: the two are not comparable
+        row["tilesmith_timing"] = "mixed (%s)" % ", ".join(sorted(m or "?" for m in methods))
+    for label, key in (("default", "default"), ("tuned", "best")):
+        if tune[key].get("event_us") is not None:
+            row[label + "_event_us"] = tune[key]["event_us"]
+    return row
 
 
 def check_outputs(path, args, work, parameters, outputs, configs):

@@ -34,10 +34,13 @@ json ProgressJson(const tuner::TuneProgress& progress) {
 
 json SummaryJson(const std::optional<tuner::TrialSummary>& summary) {
   if (!summary) return nullptr;
-  return {{"config", summary->config},
-          {"median_us", summary->median_us},
-          {"p20_us", summary->p20_us},
-          {"p80_us", summary->p80_us}};
+  json out = {{"config", summary->config},
+              {"median_us", summary->median_us},
+              {"p20_us", summary->p20_us},
+              {"p80_us", summary->p80_us}};
+  if (!summary->timing_method.empty()) out["timing_method"] = summary->timing_method;
+  if (summary->event_us) out["event_us"] = *summary->event_us;
+  return out;
 }
 
 json ResultJson(const tuner::TuneResult& result) {

@@ -224,6 +224,11 @@ int RunTune(const cli::Args& args) {
   }
   options.measure.flush_bytes = flush == "none" ? -1 : 0;
   if (flush != "none") options.measure.flush = flush;
+  options.measure.timing = args.Get("timing", "kernel");
+  if (options.measure.timing != "kernel" && options.measure.timing != "events") {
+    ReportError("--timing must be kernel or events, not '" + options.measure.timing + "'");
+    return kExitUsage;
+  }
   options.evaluator_max_elements = static_cast<int64_t>(*reference);
   if (*confirm_top < 0 || !(*confidence > 0 && *confidence < 1) || *confirm_time < 0) {
     ReportError(
@@ -422,6 +427,10 @@ Subcommand TuneSubcommand() {
             "buffers are evicted from every cache level), cache (a buffer 1.5x the "
             "last-level cache is written) or none")
       .Switch("no-flush", "the same as --flush none")
+      .Flag("timing", "HOW",
+            "what ranks CUDA configs: kernel (default: the kernel's duration from CUPTI, as "
+            "XLA reports it; CUDA events where CUPTI cannot record) or events (CUDA events "
+            "around each launch, launch cost included); the host ignores it")
       .Flag("confirm-top", "K",
             "after the search, re-time the K best configs and the default in paired, "
             "interleaved rounds; a best not significantly faster than the default is "
@@ -435,7 +444,7 @@ Subcommand TuneSubcommand() {
               "compiled, compile_failed, measured, failed, measured_now, resumed, best, "
               "default, speedup, speedup_low, speedup_high, confidence, significant, verdict, "
               "search_best, …}; best, default and search_best are {config, median_us, p20_us, "
-              "p80_us}")
+              "p80_us} (CUDA: and timing_method, event_us)")
       .Epilog(
           "Every candidate runs in a `tilesmith worker` subprocess: a crash, a hang or a\n"
           "write outside its buffers marks it failed (crash, timeout, red_zone) and the\n"

@@ -55,10 +55,13 @@ std::string CompiledOnlyMessage(const tuner::TuneResult& result, const tuner::De
 
 nlohmann::json SummaryJson(const std::optional<tuner::TrialSummary>& summary) {
   if (!summary) return nullptr;
-  return {{"config", summary->config},
-          {"median_us", summary->median_us},
-          {"p20_us", summary->p20_us},
-          {"p80_us", summary->p80_us}};
+  nlohmann::json out = {{"config", summary->config},
+                        {"median_us", summary->median_us},
+                        {"p20_us", summary->p20_us},
+                        {"p80_us", summary->p80_us}};
+  if (!summary->timing_method.empty()) out["timing_method"] = summary->timing_method;
+  if (summary->event_us) out["event_us"] = *summary->event_us;
+  return out;
 }
 
 }  // namespace tilesmith::tools

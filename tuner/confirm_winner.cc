@@ -23,10 +23,6 @@ Expected<std::map<std::string, db::MeasurementRecord>> LatestVerified(db::Result
   return latest;
 }
 
-TrialSummary Summary(const db::MeasurementRecord& trial) {
-  return {trial.config, trial.timing->median_us, trial.timing->p20_us, trial.timing->p80_us};
-}
-
 }  // namespace
 
 nlohmann::json TuneVerdictJson(const TuneVerdict& verdict) {
@@ -160,7 +156,7 @@ Status ConfirmWinner(const ConfirmContext& context, TuneResult& result) {
 
   if (&answer != &latest[best_hash]) {
     result.search_best = result.best;
-    result.best = Summary(answer);
+    result.best = SummaryOf(answer);
   }
   result.speedup = tune_verdict.speedup;
   result.verdict = std::move(tune_verdict);

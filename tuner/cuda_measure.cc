@@ -120,6 +120,7 @@ Expected<std::unique_ptr<CudaCandidate>> CudaCandidate::Load(
   TS_RETURN_IF_ERROR(candidate->Check(
       api->module_get_function(&candidate->function_, candidate->module_, kernel.entry.c_str()),
       "cuModuleGetFunction"));
+  candidate->entry_ = kernel.entry;
   for (int i = 0; i < 3; ++i) {
     candidate->grid_[i] = static_cast<unsigned>(kernel.launch.blocks[i]);
     candidate->block_[i] = static_cast<unsigned>(kernel.launch.threads[i]);
@@ -172,9 +173,9 @@ Expected<std::vector<uint8_t>> CudaCandidate::Read(int64_t index) {
   return bytes;
 }
 
-Expected<std::vector<double>> CudaCandidate::Time(double warmup_ms, double budget_ms,
-                                                  int64_t min_reps, int64_t max_reps,
-                                                  int64_t flush_bytes) {
+Expected<CudaTimes> CudaCandidate::Time(double warmup_ms, double budget_ms, int64_t min_reps,
+                                        int64_t max_reps, int64_t flush_bytes,
+                                        KernelActivityRecorder* recorder) {
   using Clock = std::chrono::steady_clock;
   auto since = [](Clock::time_point start) {
     return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
@@ -193,7 +194,14 @@ Expected<std::vector<double>> CudaCandidate::Time(double warmup_ms, double budge
   void* stop = nullptr;
   TS_RETURN_IF_ERROR(Check(api_->event_create(&start, 0), "cuEventCreate"));
   TS_RETURN_IF_ERROR(Check(api_->event_create(&stop, 0), "cuEventCreate"));
-  std::vector<double> times;
+  CudaTimes times;
+  // Recording starts after the warm-up, so that CUPTI's buffers hold the timed launches only.
+  if (recorder != nullptr) {
+    if (auto began = recorder->Begin(); !began) {
+      times.kernel_error = began.error().message;
+      recorder = nullptr;
+    }
+  }
   Status status = OkStatus();
   std::vector<void*> parameters;
   for (uint64_t& data : data_) parameters.push_back(&data);
@@ -203,7 +211,8 @@ Expected<std::vector<double>> CudaCandidate::Time(double warmup_ms, double budge
     // Asynchronous, so that the start event and the launch are queued while the flush
     // still runs. On an H100 a kernel the profiler (CUPTI) puts at 1.3 us still measures
     // 3.5 us between the events, with this or the synchronous memset alike: the launch's
-    // own cost on the GPU falls between them. Small kernels' times carry that ~2 us.
+    // own cost on the GPU falls between them. CUPTI's record of the same launch does not
+    // count it. The memset is no kernel record (CUPTI files it as a memset, not recorded).
     if (flush_bytes > 0)
       status = Check(api_->memset_d8_async(flush_, rep & 0xff, flush_bytes, nullptr), "L2 flush");
     if (!status) break;
@@ -216,12 +225,48 @@ Expected<std::vector<double>> CudaCandidate::Time(double warmup_ms, double budge
     if (status) status = Check(api_->event_synchronize(stop), "kernel execution");
     float milliseconds = 0;
     if (status) status = Check(api_->event_elapsed_time(&milliseconds, start, stop), "events");
-    if (status) times.push_back(milliseconds * 1000.0);
+    if (status) times.event_us.push_back(milliseconds * 1000.0);
   }
   api_->event_destroy(start);
   api_->event_destroy(stop);
+  if (recorder != nullptr) {
+    // Every timed launch finished (its stop event was waited for); a context-wide wait as
+    // well, so that CUPTI has every record's timestamps before the flush.
+    if (status) status = Check(api_->ctx_synchronize(), "kernel execution");
+    auto tally = recorder->End();
+    auto durations =
+        tally ? KernelDurationsUs(*tally, entry_, static_cast<int64_t>(times.event_us.size()))
+              : std::unexpected(tally.error());
+    if (durations) {
+      times.kernel_us = std::move(*durations);
+    } else {
+      times.kernel_error = durations.error().message;
+    }
+  }
   if (!status) return std::unexpected(status.error());
   return times;
+}
+
+CudaTiming ChooseCudaTiming(bool kernel_time) {
+  CudaTiming timing;
+  if (!kernel_time) return timing;
+  auto recorder = KernelActivityRecorder::Create();
+  if (!recorder) {
+    timing.fallback = recorder.error().message;
+    return timing;
+  }
+  // Enabling kernel activity is what fails where CUPTI cannot work (no driver, a driver
+  // older than this CUPTI, a profiler already attached): found out once, before any timing.
+  if (auto began = (*recorder)->Begin(); !began) {
+    timing.fallback = began.error().message;
+    return timing;
+  }
+  if (auto ended = (*recorder)->End(); !ended) {
+    timing.fallback = ended.error().message;
+    return timing;
+  }
+  timing.recorder = std::move(*recorder);
+  return timing;
 }
 
 }  // namespace tilesmith::tuner

@@ -31,7 +31,57 @@ db::TrialStatus StatusFromName(const std::string& name) {
   return status ? *status : db::TrialStatus::kLaunch;
 }
 
+std::optional<double> MedianOf(const nlohmann::json& list) {
+  if (!list.is_array() || list.empty()) return std::nullopt;
+  std::vector<double> times;
+  for (const nlohmann::json& time : list) {
+    if (!time.is_number()) return std::nullopt;
+    times.push_back(time.get<double>());
+  }
+  std::sort(times.begin(), times.end());
+  return Quantile(times, 0.5);
+}
+
+std::optional<double> NumberAt(const nlohmann::json& stats, const char* field) {
+  auto found = stats.find(field);
+  if (found == stats.end() || !found->is_number()) return std::nullopt;
+  return found->get<double>();
+}
+
 }  // namespace
+
+TimingFigures TimingFigures::FromAnswer(const nlohmann::json& answer) {
+  TimingFigures figures;
+  auto method = answer.find("timing_method");
+  if (method == answer.end() || !method->is_string()) return figures;
+  figures.method = method->get<std::string>();
+  if (auto kernel = answer.find("kernel_times_us"); kernel != answer.end()) {
+    figures.kernel_us = MedianOf(*kernel);
+  }
+  if (auto events = answer.find("event_times_us"); events != answer.end()) {
+    figures.event_us = MedianOf(*events);
+  }
+  figures.fallback = answer.value("timing_fallback", "");
+  return figures;
+}
+
+TimingFigures TimingFigures::FromStats(const nlohmann::json& stats) {
+  TimingFigures figures;
+  if (!stats.is_object()) return figures;
+  auto method = stats.find("timing_method");
+  if (method == stats.end() || !method->is_string()) return figures;
+  figures.method = method->get<std::string>();
+  figures.kernel_us = NumberAt(stats, "kernel_us");
+  figures.event_us = NumberAt(stats, "event_us");
+  return figures;
+}
+
+void TimingFigures::AddTo(nlohmann::json& stats) const {
+  if (method.empty()) return;
+  stats["timing_method"] = method;
+  if (kernel_us) stats["kernel_us"] = *kernel_us;
+  if (event_us) stats["event_us"] = *event_us;
+}
 
 db::Timing Summarize(std::vector<double> times_us) {
   db::Timing timing;
@@ -169,7 +219,8 @@ WorkerResult HostMeasurer::MeasureOnce(const nlohmann::json& config,
                             {"max_reps", options.max_reps},
                             {"flush_bytes", options.flush_bytes},
                             {"flush", options.flush},
-                            {"reference", options.reference}};
+                            {"reference", options.reference},
+                            {"timing", options.timing}};
   std::string line = request.dump() + "\n";
   // A worker that died between candidates makes this write fail (SIGPIPE is ignored).
   signal(SIGPIPE, SIG_IGN);
@@ -220,6 +271,13 @@ WorkerResult HostMeasurer::MeasureOnce(const nlohmann::json& config,
     }
     if (answer.contains("times_us"))
       result.times_us = answer["times_us"].get<std::vector<double>>();
+    result.figures = TimingFigures::FromAnswer(answer);
+    if (!result.figures.fallback.empty() && !warned_events_) {
+      warned_events_ = true;
+      TS_LOG(kWarning) << "kernels are timed with CUDA events, not CUPTI's kernel durations "
+                          "(what XLA reports; events add ~2 us of launch to small kernels): "
+                       << result.figures.fallback;
+    }
     if (answer.value("exit", false)) {  // the worker cannot go on (a broken CUDA context)
       Stop();
       result.restarted = true;

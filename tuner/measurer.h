@@ -36,6 +36,28 @@ struct MeasureOptions {
   double compile_timeout_ms = 120000;  ///< From the request to "running".
   /// "evaluator", or a directory holding (or to hold) the first verified candidate's outputs.
   std::string reference = "evaluator";
+  /// CUDA: "kernel" ranks by CUPTI's kernel durations (events where CUPTI cannot record),
+  /// "events" by CUDA events around each launch (CUPTI left unloaded). Host: no effect.
+  std::string timing = "kernel";
+};
+
+/// How a CUDA candidate was timed, beside its times (which are the kernel times when
+/// `method` is "cupti-kernel", else the event times): stored with its trial, in
+/// `compile_stats`, as `timing_method`, `kernel_us` and `event_us`. Empty for the host,
+/// whose times are its own clock's.
+struct TimingFigures {
+  std::string method;               ///< "cupti-kernel", "cuda-events", or empty.
+  std::optional<double> kernel_us;  ///< Median of CUPTI's kernel durations.
+  std::optional<double> event_us;   ///< Median of the CUDA-event times of the same launches.
+  std::string fallback;             ///< Why events, where kernel time was asked for.
+
+  /// From a worker's answer (worker.h); empty when it names no method.
+  static TimingFigures FromAnswer(const nlohmann::json& answer);
+  /// From a stored trial's `compile_stats`; empty when they name no method.
+  static TimingFigures FromStats(const nlohmann::json& stats);
+  /// Adds `timing_method`, `kernel_us`, `event_us` (those known) to `stats`.
+  void AddTo(nlohmann::json& stats) const;
+  bool operator==(const TimingFigures&) const = default;
 };
 
 /// What one candidate did in the worker.
@@ -43,6 +65,7 @@ struct WorkerResult {
   db::TrialStatus status = db::TrialStatus::kOk;
   std::string message;
   std::vector<double> times_us;
+  TimingFigures figures;  ///< CUDA: how `times_us` were taken, and the other figure.
   double compile_ms = 0;
   std::optional<double> verification_error;
   bool restarted = false;  ///< The worker was killed or died and will be started anew.
@@ -93,7 +116,8 @@ class HostMeasurer {
   int64_t starts_ = 0;
   bool killed_from_outside_ = false;  // how the last reaped worker ended
   std::function<bool()> should_stop_;
-  bool cancelled_ = false;  // ReadLine gave up because should_stop_ said so
+  bool cancelled_ = false;      // ReadLine gave up because should_stop_ said so
+  bool warned_events_ = false;  // the one warning that CUDA events stand in for CUPTI
 };
 
 /// Median, p20, p80, min and max of `times_us` (linear interpolation between ranks).

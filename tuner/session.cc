@@ -123,6 +123,7 @@ struct Session {
     BuildStats stats = build.stats;
     stats.worker_compile_ms = run.worker_compile_ms;
     record.compile_stats = stats.ToJson();
+    run.figures.AddTo(record.compile_stats);
     record.job_id = job_id;
     record.status = run.status;
     record.message = std::move(run.message);
@@ -208,13 +209,18 @@ struct Session {
       if (!prediction.predicted_us) continue;
       ++result.predicted;
       if (prediction.is_default) {
-        result.default_config = {prediction.config, *prediction.predicted_us,
-                                 *prediction.predicted_us, *prediction.predicted_us};
+        result.default_config = {prediction.config,
+                                 *prediction.predicted_us,
+                                 *prediction.predicted_us,
+                                 *prediction.predicted_us,
+                                 "",
+                                 {}};
       }
       if (best == nullptr || *prediction.predicted_us < *best->predicted_us) best = &prediction;
     }
     if (best != nullptr) {
-      result.best = {best->config, *best->predicted_us, *best->predicted_us, *best->predicted_us};
+      result.best = {
+          best->config, *best->predicted_us, *best->predicted_us, *best->predicted_us, "", {}};
     }
     if (result.best && result.default_config && result.best->median_us > 0) {
       result.speedup = result.default_config->median_us / result.best->median_us;
@@ -231,10 +237,6 @@ struct Session {
       latest[hash] = std::move(trial);
     }
     return latest;
-  }
-
-  static TrialSummary Summary(const db::MeasurementRecord& trial) {
-    return {trial.config, trial.timing->median_us, trial.timing->p20_us, trial.timing->p80_us};
   }
 
   Status Conclude() {
@@ -260,10 +262,11 @@ struct Session {
                              stats.usage.shared_bytes, threads}});
       trials.push_back(&trial);
     }
-    if (int64_t winner = PickBest(contenders); winner >= 0) result.best = Summary(*trials[winner]);
+    if (int64_t winner = PickBest(contenders); winner >= 0)
+      result.best = SummaryOf(*trials[winner]);
     auto found = latest.find(space.candidates[space.default_index].config_hash);
     if (found != latest.end() && found->second.status == db::TrialStatus::kOk) {
-      result.default_config = Summary(found->second);
+      result.default_config = SummaryOf(found->second);
     }
     if (result.best && result.default_config && result.best->median_us > 0) {
       result.speedup = result.default_config->median_us / result.best->median_us;
@@ -281,6 +284,12 @@ int64_t OutputElements(const hlo::HloComputation& fusion) {
 }
 
 }  // namespace
+
+TrialSummary SummaryOf(const db::MeasurementRecord& trial) {
+  TimingFigures figures = TimingFigures::FromStats(trial.compile_stats);
+  return {trial.config,         trial.timing->median_us, trial.timing->p20_us,
+          trial.timing->p80_us, figures.method,          figures.event_us};
+}
 
 int64_t PickBest(std::span<const Contender> contenders) {
   if (contenders.empty()) return -1;

@@ -83,7 +83,14 @@ struct TrialSummary {
   double median_us = 0;
   double p20_us = 0;
   double p80_us = 0;
+  /// CUDA: "cupti-kernel" (the times are CUPTI's kernel durations) or "cuda-events"; empty
+  /// for the host and for predictions.
+  std::string timing_method;
+  std::optional<double> event_us;  ///< CUDA: the median event time beside kernel times.
 };
+
+/// A verified trial's summary (timing required), with how it was timed.
+TrialSummary SummaryOf(const db::MeasurementRecord& trial);
 
 /// What re-timing the top contenders beside the default concluded (confirm.h).
 struct TuneVerdict {

@@ -383,16 +383,32 @@ class Worker {
     }
     nlohmann::json answer = Verify(outputs, request, compile_ms, TermsOf(kernel));
     if (answer["status"] != "ok") return answer;
+    bool kernel_time = request.value("timing", std::string("kernel")) != "events";
+    if (kernel_time && !cuda_timing_) cuda_timing_ = ChooseCudaTiming(true);
+    KernelActivityRecorder* recorder = kernel_time ? cuda_timing_->recorder.get() : nullptr;
     auto times =
         (*candidate)
             ->Time(request.value("warmup_ms", 10.0), request.value("budget_ms", 50.0),
                    request.value("min_reps", int64_t{3}), request.value("max_reps", int64_t{1000}),
-                   request.value("flush_bytes", int64_t{0}));
+                   request.value("flush_bytes", int64_t{0}), recorder);
     if (!times) return exiting(Failure("launch", times.error().message));
     intact = (*candidate)->RedZonesIntact();
     if (!intact || !*intact) return Failure("red_zone", "the kernel wrote outside its buffers");
-    answer["times_us"] = *times;
+    AddCudaTimes(*times, kernel_time ? cuda_timing_->fallback : "", answer);
     return answer;
+  }
+
+  // The answer's times: `times_us` are CUPTI's kernel durations when it recorded them (what
+  // ranks candidates), else the event times; both series are kept, and the method is named.
+  static void AddCudaTimes(const CudaTimes& times, const std::string& fallback,
+                           nlohmann::json& answer) {
+    bool by_kernel = !times.kernel_us.empty();
+    answer["times_us"] = by_kernel ? times.kernel_us : times.event_us;
+    answer["event_times_us"] = times.event_us;
+    if (by_kernel) answer["kernel_times_us"] = times.kernel_us;
+    answer["timing_method"] = std::string(by_kernel ? kTimedByCuptiKernel : kTimedByCudaEvents);
+    std::string why = !fallback.empty() ? fallback : times.kernel_error;
+    if (!by_kernel && !why.empty()) answer["timing_fallback"] = why;
   }
 
   // Time-budgeted warm-up, then time-budgeted repetitions, each from memory: with "flush":
@@ -448,6 +464,7 @@ class Worker {
   std::vector<hlo::Literal> stored_;
   std::vector<uint8_t> flush_;
   uint8_t flush_value_ = 0;
+  std::optional<CudaTiming> cuda_timing_;  // chosen when a CUDA candidate is first timed
 };
 
 }  // namespace

@@ -3,9 +3,13 @@
 // on stdout (measurer.h is the other end):
 //
 //   request  {"id", "config", "warmup_ms", "budget_ms", "min_reps", "max_reps",
-//             "flush_bytes", "flush": "buffers" | "cache", "reference": "evaluator" | DIR}
+//             "flush_bytes", "flush": "buffers" | "cache", "reference": "evaluator" | DIR,
+//             "timing": "kernel" | "events"}
 //   answers  {"id", "event": "running"}   — compiled, about to execute (timeouts start here)
 //            {"id", "status": "ok", "times_us": [...], "compile_ms", "verification_error"}
+//            (CUDA also "timing_method": "cupti-kernel" | "cuda-events", "event_times_us",
+//            "kernel_times_us" with CUPTI, and "timing_fallback": why not CUPTI, when kernel
+//            time was asked for; times_us are the kernel times with CUPTI, else the events')
 //            {"id", "status": "compile" | "wrong_result" | "red_zone" | "launch", "message"}
 //            ("exit": true when the worker ends after this answer: a broken CUDA context)
 //

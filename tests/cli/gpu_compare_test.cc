@@ -195,5 +195,50 @@ TEST_F(GpuCompareTest, TheFusionAsEntryLosesTheDumpedEntrysLayout) {
   EXPECT_NE(text.find("ENTRY fused {"), std::string::npos) << text;
 }
 
+// Each side's timing method is named from what the tunes and XLA's timer reported: one
+// method on both sides only where both are CUPTI kernel durations (or both the same clock).
+TEST_F(GpuCompareTest, TheComparisonNamesEachSidesTimingMethodAndWhetherTheyMatch) {
+  fs::path out = dir_ / "timing.txt";
+  const char* script = R"(import xla_compare as x, gpu_compare as g
+
+def tune(best, default, event=None):
+    def summary(method):
+        timing = {"timing_method": method, "event_us": event} if method else {}
+        return dict({"config": {}, "median_us": 2.0, "p20_us": 1.0}, **timing)
+    return {"best": summary(best), "default": summary(default), "measured": 4}
+
+kernel = x.tune_times(tune("cupti-kernel", "cupti-kernel", 4.5))
+events = x.tune_times(tune("cuda-events", "cuda-events", 4.5))
+mixed = x.tune_times(tune("cupti-kernel", "cuda-events", 4.5))
+host = x.tune_times(tune(None, None))
+print(kernel["tilesmith_timing"], kernel["tuned_event_us"], events["tilesmith_timing"],
+      mixed["tilesmith_timing"], host["tilesmith_timing"], "tuned_event_us" in host)
+for rows in ([dict(kernel, xla_time="kernel")],
+             [dict(kernel, xla_time="kernel"), dict(events, xla_time="kernel")],
+             [dict(host, xla_time="wall")]):
+    t = g.timing_methods(rows)
+    print(t["xla"], "|", t["tilesmith"], "|", t["same"], "|", g.timing_line(t))
+)";
+  fs::path program = dir_ / "timing.py";
+  std::ofstream(program) << script;
+  std::string command = "PYTHONPATH='" TILESMITH_SOURCE_DIR "/bench' python3 -S '" +
+                        program.string() + "' >'" + out.string() + "' 2>&1";
+  ASSERT_EQ(std::system(command.c_str()), 0) << Slurp(out);
+  std::vector<std::string> lines = Lines(Slurp(out));
+  ASSERT_EQ(lines.size(), 4u) << Slurp(out);
+  EXPECT_EQ(lines[0],
+            "cupti-kernel 4.5 cuda-events mixed (cuda-events, cupti-kernel) host-clock False");
+  EXPECT_EQ(lines[1].rfind("cupti-kernel | cupti-kernel | True | Timing: XLA kernel durations "
+                           "from CUPTI (cupti-kernel); tilesmith kernel durations from CUPTI "
+                           "(cupti-kernel): one method on both sides.",
+                           0),
+            0u)
+      << lines[1];
+  EXPECT_EQ(lines[2].rfind("cupti-kernel | mixed (cuda-events, cupti-kernel) | False |", 0), 0u)
+      << lines[2];
+  EXPECT_NE(lines[2].find("the sides are timed differently"), std::string::npos) << lines[2];
+  EXPECT_EQ(lines[3].rfind("wall-clock | host-clock | False |", 0), 0u) << lines[3];
+}
+
 }  // namespace
 }  // namespace tilesmith

@@ -86,6 +86,8 @@ TEST_F(TuneCommandTest, TuneOnTheHostPrintsTheBestTheDefaultAndTheSpeedup) {
   EXPECT_TRUE(result["device"].get<std::string>().starts_with("host, "));
   EXPECT_TRUE(result["best"]["config"].is_object());
   EXPECT_GT(result["best"]["median_us"].get<double>(), 0);
+  // Host times are the host's clock: no CUDA timing method is named.
+  EXPECT_FALSE(result["best"].contains("timing_method")) << result["best"];
   EXPECT_GT(result["default"]["median_us"].get<double>(), 0);
   EXPECT_EQ(result["measured"], 5);
   EXPECT_EQ(result["failed"], 0);
@@ -428,13 +430,16 @@ TEST_F(TuneCommandTest, BadOptionsAreUsageErrors) {
   CommandRun flush = Tilesmith("tune " + Gelu() + " --flush sometimes");
   EXPECT_EQ(flush.exit_code, 2);
   EXPECT_NE(flush.err.find("buffers, cache or none"), std::string::npos) << flush.err;
+  CommandRun timing = Tilesmith("tune " + Gelu() + " --timing wallclock");
+  EXPECT_EQ(timing.exit_code, 2);
+  EXPECT_NE(timing.err.find("--timing must be kernel or events"), std::string::npos) << timing.err;
   EXPECT_FALSE(fs::exists(File("tilesmith.db")));
   CommandRun wrong = Tilesmith("tune " + Gelu() + " --target cuda:sm_80 --device h100_sxm");
   EXPECT_EQ(wrong.exit_code, 1);
   EXPECT_NE(wrong.err.find("not cuda:sm_80"), std::string::npos) << wrong.err;
   CommandRun help = Tilesmith("tune --help");
   for (const char* flag : {"--db", "--budget", "--time", "--strategy", "--seed", "--json",
-                           "--timeout-ms", "--rep-ms", "--warmup-ms", "--flush"}) {
+                           "--timeout-ms", "--rep-ms", "--warmup-ms", "--flush", "--timing"}) {
     EXPECT_NE(help.out.find(flag), std::string::npos) << flag;
   }
 }

@@ -13,6 +13,7 @@
 
 #include "tests/tuner/tuner_test_util.h"
 #include "tuner/cuda_driver.h"
+#include "tuner/session.h"
 #include "tuner/worker.h"
 
 namespace tilesmith::tuner {
@@ -50,6 +51,62 @@ TEST(SummarizeTest, QuantilesOfTheRawTimes) {
   EXPECT_EQ(timing.times_us, (std::vector<double>{5, 1, 3, 2, 4}));  // kept in order
 }
 
+// How a CUDA worker's answer names its timing, and how a trial stores it beside its times.
+TEST(TimingFiguresTest, AnAnswersMethodAndMediansAreStoredWithTheTrial) {
+  nlohmann::json answer = {{"status", "ok"},
+                           {"times_us", {1.0, 3.0, 2.0}},
+                           {"kernel_times_us", {1.0, 3.0, 2.0}},
+                           {"event_times_us", {3.5, 4.0, 5.5, 3.0}},
+                           {"timing_method", "cupti-kernel"}};
+  TimingFigures figures = TimingFigures::FromAnswer(answer);
+  EXPECT_EQ(figures.method, "cupti-kernel");
+  EXPECT_EQ(figures.kernel_us, 2.0);
+  EXPECT_EQ(figures.event_us, 3.75);
+  EXPECT_TRUE(figures.fallback.empty());
+  nlohmann::json stats = {{"compile_ms", 12.5}};
+  figures.AddTo(stats);
+  EXPECT_EQ(stats, (nlohmann::json{{"compile_ms", 12.5},
+                                   {"timing_method", "cupti-kernel"},
+                                   {"kernel_us", 2.0},
+                                   {"event_us", 3.75}}));
+  TimingFigures stored = TimingFigures::FromStats(stats);
+  EXPECT_EQ(stored.method, figures.method);
+  EXPECT_EQ(stored.kernel_us, figures.kernel_us);
+  EXPECT_EQ(stored.event_us, figures.event_us);
+
+  db::MeasurementRecord trial;
+  trial.config = kConfig;
+  trial.timing = Summarize({1.0, 3.0, 2.0});
+  trial.compile_stats = stats;
+  TrialSummary summary = SummaryOf(trial);
+  EXPECT_EQ(summary.median_us, 2.0);
+  EXPECT_EQ(summary.timing_method, "cupti-kernel");
+  EXPECT_EQ(summary.event_us, 3.75);
+}
+
+TEST(TimingFiguresTest, AFallbackToEventsKeepsItsReasonAndHostTimesNameNoMethod) {
+  nlohmann::json answer = {{"status", "ok"},
+                           {"times_us", {4.0}},
+                           {"event_times_us", {4.0}},
+                           {"timing_method", "cuda-events"},
+                           {"timing_fallback", "no libcupti here"}};
+  TimingFigures figures = TimingFigures::FromAnswer(answer);
+  EXPECT_EQ(figures.method, "cuda-events");
+  EXPECT_FALSE(figures.kernel_us);
+  EXPECT_EQ(figures.event_us, 4.0);
+  EXPECT_EQ(figures.fallback, "no libcupti here");
+  nlohmann::json stats = nlohmann::json::object();
+  figures.AddTo(stats);
+  EXPECT_EQ(stats, (nlohmann::json{{"timing_method", "cuda-events"}, {"event_us", 4.0}}));
+
+  TimingFigures host = TimingFigures::FromAnswer({{"status", "ok"}, {"times_us", {4.0}}});
+  EXPECT_EQ(host, TimingFigures{});
+  nlohmann::json untouched = {{"compile_ms", 1.0}};
+  host.AddTo(untouched);
+  EXPECT_EQ(untouched, (nlohmann::json{{"compile_ms", 1.0}}));
+  EXPECT_EQ(TimingFigures::FromStats(untouched), TimingFigures{});
+}
+
 TEST(BufferPlacementTest, BuffersStartOnDistinctCacheLinesOfAPage) {
   EXPECT_EQ(BufferPageOffset(0), 0);
   std::set<int64_t> offsets;
@@ -78,6 +135,7 @@ TEST(HostMeasurerTest, AVerifiedCandidateHasTimesWithinItsBudget) {
   ASSERT_TRUE(result.verification_error.has_value());
   EXPECT_LT(*result.verification_error, 1e-3);
   EXPECT_GT(result.compile_ms, 0);
+  EXPECT_EQ(result.figures, TimingFigures{});  // the host's own clock: no CUDA method
   // The same worker serves the next candidate.
   EXPECT_EQ(measurer.Measure(kOtherConfig, options).status, db::TrialStatus::kOk);
   EXPECT_EQ(measurer.starts(), 1);

@@ -18,7 +18,10 @@ RunResult WorkerRunner::Run(const RunRequest& request) {
   result.message = run.message;
   result.verification_error = run.verification_error;
   result.worker_compile_ms = run.compile_ms;
-  if (run.status == db::TrialStatus::kOk && !run.cancelled) result.timing = Summarize(run.times_us);
+  if (run.status == db::TrialStatus::kOk && !run.cancelled) {
+    result.timing = Summarize(run.times_us);
+    result.figures = run.figures;
+  }
   return result;
 }
 

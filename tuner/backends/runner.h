@@ -37,6 +37,7 @@ struct RunResult {
   db::TrialStatus status = db::TrialStatus::kOk;
   std::string message;
   std::optional<db::Timing> timing;  ///< Measured, verified.
+  TimingFigures figures;             ///< How `timing` was taken (CUDA), stored beside it.
   std::optional<double> verification_error;
   std::optional<double> worker_compile_ms;
   std::optional<double> predicted_us;  ///< Predicted (a predicting runner).
