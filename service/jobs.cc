@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "compiler/hlo/canonical.h"
 #include "compiler/hlo/parser.h"
+#include "db/work_lock.h"
 #include "support/log.h"
 #include "support/sha256.h"
 #include "tuner/backends/runner.h"
@@ -321,6 +323,36 @@ void JobManager::RunJob(const std::shared_ptr<Active>& job, const ServedTarget& 
   if (!fingerprint || *fingerprint != job->record.fingerprint) {
     return finish(db::JobState::kFailed,
                   "the job's fusion no longer has fingerprint " + job->record.fingerprint, nullptr);
+  }
+  // One tune of a key at a time on one database (db/work_lock.h): a job that another
+  // server is running (a restart resumed it on both) is waited for, and its end adopted.
+  std::unique_ptr<db::WorkLock> key_lock;
+  bool said_waiting = false;
+  while (true) {
+    auto acquired =
+        db::WorkLock::TryAcquire(store_,
+                                 db::TuneLockName({job->record.fingerprint, job->record.device_key,
+                                                   job->record.compiler_version}),
+                                 lock_owner_);
+    if (!acquired) return finish(db::JobState::kFailed, acquired.error().message, nullptr);
+    if (*acquired) {
+      key_lock = std::move(*acquired);
+      break;
+    }
+    if (job->cancel) return finish(db::JobState::kCancelled, "", nullptr);
+    if (stopping_) return finish(db::JobState::kQueued, "", nullptr);
+    auto stored = store_.GetJob(id);
+    if (stored && *stored && !db::IsActive((*stored)->state)) {
+      std::unique_lock lock(mutex_);
+      job->record = **stored;
+      Finish(job, lock);
+      return;
+    }
+    if (!said_waiting) {
+      TS_LOG(kInfo) << "job " << id << ": another process is tuning this key; waiting for it";
+      said_waiting = true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
   }
   std::error_code error;
   fs::path dir = fs::path(environment_.data_dir) / "jobs";

@@ -19,6 +19,7 @@
 
 #include "db/jobs.h"
 #include "db/store.h"
+#include "db/work_lock.h"
 #include "service/metrics.h"
 #include "service/targets.h"
 #include "tuner/measurer.h"
@@ -102,6 +103,7 @@ class JobManager {
   std::vector<ServedTarget> targets_;
   Metrics& metrics_;
   std::function<void(const db::ResultKey&)> on_commit_;
+  const std::string lock_owner_ = db::ProcessOwnerName("serve");
 
   std::mutex mutex_;
   std::condition_variable wake_;

@@ -3,13 +3,16 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "compiler/hlo/canonical.h"
 #include "db/open_store.h"
+#include "db/work_lock.h"
 #include "tools/commands.h"
 #include "tools/fusion_loader.h"
 #include "tools/tune_support.h"
@@ -174,6 +177,29 @@ void PrintVerdict(const tuner::TuneResult& result) {
   }
 }
 
+// Waits until this process holds the lock of the key it is about to tune (db/work_lock.h).
+Expected<std::unique_ptr<db::WorkLock>> LockTuneKey(db::Store& store, const hlo::HloModule& module,
+                                                    const tuner::Device& device, bool quiet) {
+  TS_ASSIGN_OR_RETURN(std::string fingerprint, hlo::FusionFingerprint(module));
+  std::string name =
+      db::TuneLockName({fingerprint, device.record.Key(), TILESMITH_COMPILER_VERSION});
+  std::string owner = db::ProcessOwnerName("tune");
+  bool said = false;
+  while (true) {
+    TS_ASSIGN_OR_RETURN(std::unique_ptr<db::WorkLock> lock,
+                        db::WorkLock::TryAcquire(store, name, owner));
+    if (lock) return lock;
+    if (!said && !quiet) {
+      auto holder = db::WorkLock::Holder(store, name);
+      std::cerr << "tune: another tune of this fusion on this device is running ("
+                << (holder && !holder->empty() ? *holder : std::string("another process"))
+                << "); waiting for it, then measuring only what it did not commit\n";
+      said = true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+}
+
 int RunTune(const cli::Args& args) {
   if (args.positionals().size() != 1) {
     ReportError("expected one fusion file");
@@ -262,6 +288,10 @@ int RunTune(const cli::Args& args) {
   }
   auto store = db::OpenStore(ResolveDbPath(args.Get("db")));
   if (!store) return ReportError(store.error().message);
+  // One tune of a key at a time on one database: a second waits for the first and then
+  // measures only what the first did not commit.
+  auto lock = LockTuneKey(**store, *loaded->module, *device, args.Has("quiet"));
+  if (!lock) return ReportError(lock.error().message);
   // A CUDA tune without a GPU compiles, predicts and stores predictions, never measurements.
   auto result =
       tuner::Tune(*loaded->module, *device, store->get(), TILESMITH_COMPILER_VERSION, options);

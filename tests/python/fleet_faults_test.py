@@ -5,6 +5,7 @@ agent` processes on one machine.
 - An agent killed with SIGKILL in the middle of a unit (SQLite shared by two agents): its
   lease expires, the other agent takes the unit over, and the database ends with every unit
   done, no measurement twice and none lost.
+- Two `tilesmith tune`s of one fusion at once on one SQLite file: each config measured once.
 - PostgreSQL stopped for 10 s in the middle of a sweep and started again (a private server
   from scripts/private-postgres): the agents and the sweep wait it out and carry on, and
   nothing is lost or doubled. Skipped (exit 77) only where PostgreSQL is not installed.
@@ -150,6 +151,29 @@ def killed_agent_on_sqlite(args):
     print("ok: a SIGKILLed agent's unit was taken over; nothing lost or doubled (SQLite)")
 
 
+def two_tunes_on_sqlite(args):
+    """Two `tilesmith tune`s of one fusion on one database at once measure each config once:
+    the second waits for the first and measures only what it did not commit."""
+    fusion = os.path.join(args.corpus, "xla", "loop", "cosh_f64.hlo")
+    with tempfile.TemporaryDirectory() as work:
+        db = os.path.join(work, "two.db")
+        command = [args.tilesmith, "tune", fusion, "--target", "host", "--db", db, "--budget",
+                   "5", "--confirm-top", "0", "--json"]
+        tunes = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  text=True) for _ in range(2)]
+        outputs = [tune.communicate(timeout=240) for tune in tunes]
+        for tune, (out, err) in zip(tunes, outputs):
+            check(tune.returncode == 0, f"tune exited {tune.returncode}: {err}")
+        with sqlite3.connect(db) as conn:
+            rows, configs = conn.execute(
+                "SELECT count(*), count(DISTINCT config_hash) FROM measurements").fetchone()
+        check(rows == configs == 5, f"{rows} measurements of {configs} configs (expected 5 of 5)")
+        new = sorted(json.loads(out)["measured_now"] for out, _ in outputs)
+        check(new == [0, 5], f"measured by each tune: {new}")
+        check(any("waiting for it" in err for _, err in outputs), "no tune said it waited")
+    print("ok: two tunes of one fusion on one SQLite file measured each config once")
+
+
 def restart_on_postgres(args):
     script = os.path.join(args.source, "scripts", "private-postgres")
     with tempfile.TemporaryDirectory() as work:
@@ -204,6 +228,7 @@ def main():
     status = 0
     if args.only in (None, "sqlite"):
         killed_agent_on_sqlite(args)
+        two_tunes_on_sqlite(args)
     if args.only in (None, "postgres"):
         status = restart_on_postgres(args)
     return status
