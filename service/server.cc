@@ -11,6 +11,8 @@
 #include <thread>
 
 #include "db/open_store.h"
+#include "db/work_lock.h"
+#include "service/agent.h"
 #include "service/api.h"
 #include "service/jobs.h"
 #include "service/metrics.h"
@@ -41,6 +43,8 @@ struct Server::State {
   net::thread_pool heavy{2};
   std::atomic<bool> stopped = false;
   int port = 0;
+  std::atomic<bool> agent_stop = false;
+  std::thread agent;  // claims fleet work units when options.run_agent
 
   void Accept();
 };
@@ -298,6 +302,28 @@ Expected<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
   s.port = s.acceptor.local_endpoint().port();
 
   TS_RETURN_IF_ERROR(s.jobs->Start());
+  bool can_tune = std::any_of(targets.begin(), targets.end(),
+                              [](const ServedTarget& target) { return target.can_tune; });
+  if (options.run_agent && can_tune) {
+    AgentOptions agent;
+    agent.name = db::ProcessOwnerName("serve");
+    agent.targets = targets;
+    agent.worker_binary = options.worker_binary;
+    agent.data_dir = options.data_dir;
+    agent.compiler_version = options.compiler_version;
+    agent.lease_ms = static_cast<int64_t>(options.agent_lease_s * 1000);
+    agent.compile_threads = options.compile_threads;
+    agent.log = [](const std::string& line) { TS_LOG(kInfo) << line; };
+    agent.on_commit = [&s](const db::ResultKey& key) {
+      if (s.api) s.api->Invalidate(key);
+    };
+    s.agent = std::thread([&s, agent] {
+      auto stats = RunAgent(s.options.db_path, agent, s.agent_stop);
+      if (!stats) {
+        TS_LOG(kError) << "the server's agent stopped: " << stats.error().message;
+      }
+    });
+  }
   s.Accept();
   for (int i = 0; i < std::max(1, options.http_threads); ++i) {
     s.threads.emplace_back([&s] { s.io.run(); });
@@ -324,7 +350,9 @@ void Server::Stop() {
     beast::error_code ignored;
     s.acceptor.close(ignored);
   });
-  s.jobs->Stop();  // running jobs commit what they measured and are queued again
+  s.jobs->Stop();       // running jobs commit what they measured and are queued again
+  s.agent_stop = true;  // a unit in progress goes to another agent when its lease expires
+  if (s.agent.joinable()) s.agent.join();
   s.heavy.stop();  // requests not yet started are dropped with their connections
   s.heavy.join();
   s.io.stop();

@@ -36,6 +36,10 @@ struct ServerOptions {
   int64_t max_space = 1000000;
   int64_t max_instructions = 20000;  ///< Per request's fusion module; more gets 422.
   double cache_ttl_s = 1;
+  /// Also run as a fleet agent (service/agent.h): claim work units of the database's queue
+  /// for the targets that can tune here.
+  bool run_agent = false;
+  double agent_lease_s = 30;
 };
 
 class Server {

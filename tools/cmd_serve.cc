@@ -79,6 +79,8 @@ int RunServe(const cli::Args& args) {
   options.read_timeout_s = *read_timeout;
   options.measure.warmup_ms = *warmup;
   options.measure.budget_ms = *reps;
+  options.run_agent =
+      args.Has("agent") || (db::IsPostgresLocation(options.db_path) && !args.Has("no-agent"));
   if (args.Has("token-file")) {
     auto token = ReadToken(args.Get("token-file"));
     if (!token) return ReportError(token.error().message);
@@ -130,6 +132,10 @@ Subcommand ServeSubcommand() {
             "for a description in configs/devices (default host)")
       .Flag("token-file", "F", "require `Authorization: Bearer <token>` with the token in F")
       .Flag("workers", "N", "compile threads per tuning batch (default: one per core)")
+      .Switch("agent",
+              "also claim and tune the fleet's work units for the targets that can tune here "
+              "(the default with a postgresql:// database; docs/fleet.md)")
+      .Switch("no-agent", "do not claim the fleet's work units (a server that only answers)")
       .Flag("http-threads", "N", "threads answering requests (default 2)")
       .Flag("batch", "N", "candidates a job compiles and commits together (default 4)")
       .Flag("max-space", "N",
