@@ -132,6 +132,12 @@ Expected<NvptxKernel> CompileForNvptx(const emitters::KernelIR& kernel,
     AddEarlyVectorizer(builder);
     AddNvptxPacking(builder, ptx_sm);
   });
+  // Our own late passes rewrite the optimised IR: a mistake there is an error, not a crash
+  // in the back end.
+  if (llvm::verifyModule(module, &problem_stream)) {
+    return MakeError(ErrorCode::kInternal,
+                     "invalid LLVM IR for '" + kernel.name + "' after optimisation: " + problems);
+  }
   result.timings.optimize_ms = clock.Lap();
   if (stage == NvptxStage::kLlvm) {
     llvm::raw_string_ostream stream(result.llvm_ir);

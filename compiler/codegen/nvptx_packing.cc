@@ -7,6 +7,7 @@
 #include <llvm/IR/IntrinsicInst.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/IR/PatternMatch.h>
+#include <llvm/Transforms/Utils/Local.h>
 #include <llvm/Transforms/Vectorize/LoadStoreVectorizer.h>
 
 #include <optional>
@@ -16,20 +17,36 @@
 namespace tilesmith::codegen {
 namespace {
 
-enum class Rounding { kNone, kBf16, kF16 };
+// What a pairable instruction does; two instructions pair only when they do the same.
+struct PairKind {
+  enum Op { kNone, kBf16Rounding, kF16Rounding, kHalfArithmetic };
+  Op op = kNone;
+  unsigned opcode = 0;  // of kHalfArithmetic: fadd, fsub or fmul
+  friend bool operator==(const PairKind&, const PairKind&) = default;
+};
 
-Rounding RoundingOf(const llvm::Instruction& instruction) {
+PairKind KindOf(const llvm::Instruction& instruction, int ptx_sm) {
+  // Packed conversions came with sm_80 (PTX 7.0), f16x2 arithmetic with sm_53.
   if (const auto* call = llvm::dyn_cast<llvm::IntrinsicInst>(&instruction)) {
-    return call->getIntrinsicID() == llvm::Intrinsic::nvvm_f2bf16_rn ? Rounding::kBf16
-                                                                     : Rounding::kNone;
+    bool rounding = call->getIntrinsicID() == llvm::Intrinsic::nvvm_f2bf16_rn;
+    return rounding && ptx_sm >= 80 ? PairKind{PairKind::kBf16Rounding} : PairKind{};
   }
   if (const auto* trunc = llvm::dyn_cast<llvm::FPTruncInst>(&instruction)) {
-    if (trunc->getType()->isHalfTy() && trunc->getSrcTy()->isFloatTy()) return Rounding::kF16;
+    bool rounding = trunc->getType()->isHalfTy() && trunc->getSrcTy()->isFloatTy();
+    return rounding && ptx_sm >= 80 ? PairKind{PairKind::kF16Rounding} : PairKind{};
   }
-  return Rounding::kNone;
+  // Scalar f16 arithmetic (InstCombine narrows an f32 op of f16 values whose result is
+  // rounded to f16, which is exact); each lane of the f16x2 form computes the same.
+  unsigned opcode = instruction.getOpcode();
+  if ((opcode == llvm::Instruction::FAdd || opcode == llvm::Instruction::FSub ||
+       opcode == llvm::Instruction::FMul) &&
+      instruction.getType()->isHalfTy() && !instruction.getFastMathFlags().any() && ptx_sm >= 53) {
+    return {PairKind::kHalfArithmetic, opcode};
+  }
+  return {};
 }
 
-// How many later roundings are tried as a rounding's partner, and how many instructions one
+// How many later instructions are tried as one's partner, and how many instructions one
 // pairing may move: bounds on the work for very long blocks.
 constexpr size_t kLookahead = 32;
 constexpr size_t kMaxMoved = 4096;
@@ -75,29 +92,52 @@ std::optional<std::vector<llvm::Instruction*>> DependenciesAfter(llvm::Instructi
   return moved;
 }
 
-// Replaces the roundings `low` and `high` (low before high, high's operands available at low)
-// by one packed conversion at `low`, `low`'s value in the lower half.
-void Pack(llvm::Instruction* low, llvm::Instruction* high, Rounding kind) {
+// `low` and `high` as a <2 x half>: the vector itself where they are its two elements in
+// order (the result of a packed conversion or of packed arithmetic).
+llvm::Value* HalfPair(llvm::IRBuilder<>& b, llvm::Value* low, llvm::Value* high) {
+  using namespace llvm::PatternMatch;
+  llvm::Value* vector = nullptr;
+  if (match(low, m_ExtractElt(m_Value(vector), m_SpecificInt(0))) &&
+      match(high, m_ExtractElt(m_Specific(vector), m_SpecificInt(1))) &&
+      llvm::cast<llvm::FixedVectorType>(vector->getType())->getNumElements() == 2) {
+    return vector;
+  }
+  llvm::Value* pair = llvm::PoisonValue::get(llvm::FixedVectorType::get(low->getType(), 2));
+  pair = b.CreateInsertElement(pair, low, uint64_t{0});
+  return b.CreateInsertElement(pair, high, uint64_t{1});
+}
+
+// Replaces `low` and `high` (low before high, high's operands available at low) by one
+// packed instruction at `low`, `low`'s value in the lower half.
+void Pack(llvm::Instruction* low, llvm::Instruction* high, PairKind kind) {
   llvm::IRBuilder<> b(low);
-  // PTX puts the conversion of the first source in the upper half (cuda_bf16.hpp's
-  // __floats2bfloat162_rn passes its arguments swapped for the same reason).
-  llvm::Value* sources[] = {high->getOperand(0), low->getOperand(0)};
-  llvm::CallInst* packed =
-      b.CreateIntrinsic(kind == Rounding::kBf16 ? llvm::Intrinsic::nvvm_ff2bf16x2_rn
-                                                : llvm::Intrinsic::nvvm_ff2f16x2_rn,
-                        {}, sources);
-  // Pure, as the scalar roundings; LLVM 16 declares the intrinsics without saying so.
-  packed->setDoesNotThrow();
-  packed->addFnAttr(llvm::Attribute::WillReturn);
   llvm::Value* low_value;
   llvm::Value* high_value;
-  if (kind == Rounding::kBf16) {
-    low_value = b.CreateTrunc(packed, b.getInt16Ty());
-    high_value = b.CreateTrunc(b.CreateLShr(packed, 16), b.getInt16Ty());
-  } else {
-    // A <2 x half>: element 0 is the lower half.
+  if (kind.op == PairKind::kHalfArithmetic) {
+    llvm::Value* packed = b.CreateBinOp(static_cast<llvm::Instruction::BinaryOps>(kind.opcode),
+                                        HalfPair(b, low->getOperand(0), high->getOperand(0)),
+                                        HalfPair(b, low->getOperand(1), high->getOperand(1)));
     low_value = b.CreateExtractElement(packed, uint64_t{0});
     high_value = b.CreateExtractElement(packed, uint64_t{1});
+  } else {
+    // PTX puts the conversion of the first source in the upper half (cuda_bf16.hpp's
+    // __floats2bfloat162_rn passes its arguments swapped for the same reason).
+    llvm::Value* sources[] = {high->getOperand(0), low->getOperand(0)};
+    llvm::CallInst* packed =
+        b.CreateIntrinsic(kind.op == PairKind::kBf16Rounding ? llvm::Intrinsic::nvvm_ff2bf16x2_rn
+                                                             : llvm::Intrinsic::nvvm_ff2f16x2_rn,
+                          {}, sources);
+    // Pure, as the scalar roundings; LLVM 16 declares the intrinsics without saying so.
+    packed->setDoesNotThrow();
+    packed->addFnAttr(llvm::Attribute::WillReturn);
+    if (kind.op == PairKind::kBf16Rounding) {
+      low_value = b.CreateTrunc(packed, b.getInt16Ty());
+      high_value = b.CreateTrunc(b.CreateLShr(packed, 16), b.getInt16Ty());
+    } else {
+      // A <2 x half>: element 0 is the lower half.
+      low_value = b.CreateExtractElement(packed, uint64_t{0});
+      high_value = b.CreateExtractElement(packed, uint64_t{1});
+    }
   }
   low->replaceAllUsesWith(low_value);
   high->replaceAllUsesWith(high_value);
@@ -105,26 +145,29 @@ void Pack(llvm::Instruction* low, llvm::Instruction* high, Rounding kind) {
   high->eraseFromParent();
 }
 
-bool PackBlock(llvm::BasicBlock& block) {
-  std::vector<llvm::Instruction*> roundings;
+bool PackBlock(llvm::BasicBlock& block, int ptx_sm) {
+  std::vector<llvm::Instruction*> candidates;
+  std::vector<PairKind> kinds;
   for (llvm::Instruction& instruction : block) {
-    if (RoundingOf(instruction) != Rounding::kNone) roundings.push_back(&instruction);
+    PairKind kind = KindOf(instruction, ptx_sm);
+    if (kind.op == PairKind::kNone) continue;
+    candidates.push_back(&instruction);
+    kinds.push_back(kind);
   }
-  std::vector<bool> packed(roundings.size(), false);
+  std::vector<bool> packed(candidates.size(), false);
   bool changed = false;
-  for (size_t i = 0; i < roundings.size(); ++i) {
+  for (size_t i = 0; i < candidates.size(); ++i) {
     if (packed[i]) continue;
-    llvm::Instruction* low = roundings[i];
-    Rounding kind = RoundingOf(*low);
-    for (size_t j = i + 1; j < roundings.size() && j <= i + kLookahead; ++j) {
-      llvm::Instruction* high = roundings[j];
-      if (packed[j] || RoundingOf(*high) != kind || !low->comesBefore(high)) continue;
+    llvm::Instruction* low = candidates[i];
+    for (size_t j = i + 1; j < candidates.size() && j <= i + kLookahead; ++j) {
+      llvm::Instruction* high = candidates[j];
+      if (packed[j] || !(kinds[j] == kinds[i]) || !low->comesBefore(high)) continue;
       std::optional<std::vector<llvm::Instruction*>> moved = DependenciesAfter(low, high);
       if (!moved) continue;
       for (llvm::Instruction* instruction : *moved) {
         if (instruction != high) instruction->moveBefore(low);
       }
-      Pack(low, high, kind);
+      Pack(low, high, kinds[i]);
       packed[i] = packed[j] = true;
       changed = true;
       break;
@@ -133,22 +176,33 @@ bool PackBlock(llvm::BasicBlock& block) {
   return changed;
 }
 
-// A 16-byte vector of 8- or 16-bit integers: the accesses LLVM 16 splits in two.
-llvm::FixedVectorType* NarrowSixteenBytes(llvm::Type* type) {
+// An 8- or 16-byte vector of 8- or 16-bit integers: LLVM 16 splits the 16-byte ones in two,
+// and unpacks 32-bit words (packed conversions) into 16-bit registers for both.
+llvm::FixedVectorType* NarrowVector(llvm::Type* type) {
   auto* vector = llvm::dyn_cast<llvm::FixedVectorType>(type);
   if (vector == nullptr || !vector->getElementType()->isIntegerTy()) return nullptr;
   unsigned bits = vector->getElementType()->getIntegerBitWidth();
-  if ((bits != 8 && bits != 16) || bits * vector->getNumElements() != 128) return nullptr;
+  unsigned total = bits * vector->getNumElements();
+  if ((bits != 8 && bits != 16) || (total != 64 && total != 128)) return nullptr;
   return vector;
 }
 
-llvm::FixedVectorType* WordsType(llvm::LLVMContext& context) {
-  return llvm::FixedVectorType::get(llvm::Type::getInt32Ty(context), 4);
+// The same bytes as 32-bit words.
+llvm::FixedVectorType* WordsType(llvm::FixedVectorType* type) {
+  unsigned bits = type->getElementType()->getIntegerBitWidth() * type->getNumElements();
+  return llvm::FixedVectorType::get(llvm::Type::getInt32Ty(type->getContext()), bits / 32);
+}
+
+// Vector accesses must be aligned to their size.
+bool AlignedToItsSize(llvm::FixedVectorType* type, llvm::Align align) {
+  return align.value() * 8 >= type->getElementType()->getIntegerBitWidth() * type->getNumElements();
 }
 
 bool WidenLoad(llvm::LoadInst* load) {
-  llvm::FixedVectorType* type = NarrowSixteenBytes(load->getType());
-  if (type == nullptr || !load->isSimple() || load->getAlign().value() < 16) return false;
+  llvm::FixedVectorType* type = NarrowVector(load->getType());
+  if (type == nullptr || !load->isSimple() || !AlignedToItsSize(type, load->getAlign())) {
+    return false;
+  }
   std::vector<llvm::ExtractElementInst*> extracts;
   for (llvm::User* user : load->users()) {
     auto* extract = llvm::dyn_cast<llvm::ExtractElementInst>(user);
@@ -158,8 +212,8 @@ bool WidenLoad(llvm::LoadInst* load) {
     extracts.push_back(extract);
   }
   llvm::IRBuilder<> b(load);
-  llvm::LoadInst* words = b.CreateAlignedLoad(
-      WordsType(load->getContext()), load->getPointerOperand(), load->getAlign(), load->getName());
+  llvm::LoadInst* words = b.CreateAlignedLoad(WordsType(type), load->getPointerOperand(),
+                                              load->getAlign(), load->getName());
   words->copyMetadata(*load);
   unsigned bits = type->getElementType()->getIntegerBitWidth();
   unsigned per_word = 32 / bits;
@@ -196,12 +250,15 @@ llvm::Value* Word(llvm::IRBuilder<>& b, const std::vector<llvm::Value*>& lanes) 
 
 bool WidenStore(llvm::StoreInst* store) {
   llvm::Value* value = store->getValueOperand();
-  llvm::FixedVectorType* type = NarrowSixteenBytes(value->getType());
-  if (type == nullptr || !store->isSimple() || store->getAlign().value() < 16) return false;
+  llvm::FixedVectorType* type = NarrowVector(value->getType());
+  if (type == nullptr || !store->isSimple() || !AlignedToItsSize(type, store->getAlign())) {
+    return false;
+  }
   llvm::IRBuilder<> b(store);
   unsigned per_word = 32 / type->getElementType()->getIntegerBitWidth();
-  llvm::Value* words = llvm::PoisonValue::get(WordsType(store->getContext()));
-  for (unsigned w = 0; w < 4; ++w) {
+  llvm::FixedVectorType* words_type = WordsType(type);
+  llvm::Value* words = llvm::PoisonValue::get(words_type);
+  for (unsigned w = 0; w < words_type->getNumElements(); ++w) {
     std::vector<llvm::Value*> lanes;
     for (unsigned k = 0; k < per_word; ++k) {
       unsigned lane = w * per_word + k;
@@ -214,15 +271,16 @@ bool WidenStore(llvm::StoreInst* store) {
       b.CreateAlignedStore(words, store->getPointerOperand(), store->getAlign());
   wide->copyMetadata(*store);
   store->eraseFromParent();
+  llvm::RecursivelyDeleteTriviallyDeadInstructions(value);
   return true;
 }
 
 }  // namespace
 
-llvm::PreservedAnalyses PackHalfConversionsPass::run(llvm::Function& function,
-                                                     llvm::FunctionAnalysisManager&) {
+llvm::PreservedAnalyses PackHalfPairsPass::run(llvm::Function& function,
+                                               llvm::FunctionAnalysisManager&) {
   bool changed = false;
-  for (llvm::BasicBlock& block : function) changed |= PackBlock(block);
+  for (llvm::BasicBlock& block : function) changed |= PackBlock(block, ptx_sm_);
   return changed ? llvm::PreservedAnalyses::none() : llvm::PreservedAnalyses::all();
 }
 
@@ -249,8 +307,7 @@ void AddNvptxPacking(llvm::PassBuilder& builder, int ptx_sm) {
   builder.registerOptimizerLastEPCallback(
       [ptx_sm](llvm::ModulePassManager& passes, llvm::OptimizationLevel) {
         llvm::FunctionPassManager function_passes;
-        // Packed conversions exist from sm_80 (PTX 7.0) on.
-        if (ptx_sm >= 80) function_passes.addPass(PackHalfConversionsPass());
+        function_passes.addPass(PackHalfPairsPass(ptx_sm));
         function_passes.addPass(llvm::LoadStoreVectorizerPass());
         function_passes.addPass(WidenNarrowVectorAccessesPass());
         passes.addPass(llvm::createModuleToFunctionPassAdaptor(std::move(function_passes)));

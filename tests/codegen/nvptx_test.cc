@@ -141,9 +141,10 @@ TEST(NvptxTest, Bf16GeluAtVector8IsPackedWithSixteenByteAccesses) {
   EXPECT_EQ(result->compiled.cubin.usage.stack_bytes, 0);
 }
 
-// The same GELU in f16: LLVM already computes the products and sums in f16; the roundings
-// of tanh's f32 result pair up into cvt.rn.f16x2.f32 from sm_80 on.
-TEST(NvptxTest, F16RoundingsArePackedFromSm80) {
+// The same GELU in f16: LLVM already computes the products and sums in f16, and they pair up
+// into f16x2 arithmetic; the roundings of tanh's f32 result pair up into cvt.rn.f16x2.f32
+// from sm_80 on.
+TEST(NvptxTest, F16ArithmeticAndRoundingsArePacked) {
   TS_SKIP_WITHOUT_CUDA_TOOLKIT();
   std::string gelu =
       std::regex_replace(ReadSourceFile("configs/examples/gelu.hlo"), std::regex("bf16"), "f16");
@@ -152,6 +153,11 @@ TEST(NvptxTest, F16RoundingsArePackedFromSm80) {
   const std::string& ptx = hopper->compiled.ptx;
   EXPECT_EQ(CountLines(ptx, "cvt.rn.f16x2.f32"), 4) << ptx;
   EXPECT_EQ(CountLines(ptx, "cvt.rn.f16.f32"), 0) << ptx;
+  // Eight lanes of six products and two sums.
+  EXPECT_EQ(CountLines(ptx, "mul.rn.f16x2"), 24) << ptx;
+  EXPECT_EQ(CountLines(ptx, "add.rn.f16x2"), 8) << ptx;
+  EXPECT_EQ(CountLines(ptx, "mul.rn.f16\t"), 0) << ptx;
+  EXPECT_EQ(CountLines(ptx, "add.rn.f16\t"), 0) << ptx;
   std::vector<std::string> loads = GlobalAccesses(ptx, "ld");
   std::vector<std::string> stores = GlobalAccesses(ptx, "st");
   ASSERT_EQ(loads.size(), 1u) << ptx;
