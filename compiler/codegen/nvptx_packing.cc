@@ -176,6 +176,14 @@ bool PackBlock(llvm::BasicBlock& block, int ptx_sm) {
   return changed;
 }
 
+// What a widened access keeps of the original's metadata: what says where and how it
+// reads or writes (`!invariant.load` makes a load ld.global.nc), not what describes the
+// old type's values (`!range`, `!tbaa`).
+constexpr unsigned kKeptMetadata[] = {
+    llvm::LLVMContext::MD_invariant_load, llvm::LLVMContext::MD_alias_scope,
+    llvm::LLVMContext::MD_noalias, llvm::LLVMContext::MD_nontemporal,
+    llvm::LLVMContext::MD_access_group};
+
 // An 8- or 16-byte vector of 8- or 16-bit integers: LLVM 16 splits the 16-byte ones in two,
 // and unpacks 32-bit words (packed conversions) into 16-bit registers for both.
 llvm::FixedVectorType* NarrowVector(llvm::Type* type) {
@@ -214,7 +222,7 @@ bool WidenLoad(llvm::LoadInst* load) {
   llvm::IRBuilder<> b(load);
   llvm::LoadInst* words = b.CreateAlignedLoad(WordsType(type), load->getPointerOperand(),
                                               load->getAlign(), load->getName());
-  words->copyMetadata(*load);
+  words->copyMetadata(*load, kKeptMetadata);
   unsigned bits = type->getElementType()->getIntegerBitWidth();
   unsigned per_word = 32 / bits;
   for (llvm::ExtractElementInst* extract : extracts) {
@@ -269,7 +277,7 @@ bool WidenStore(llvm::StoreInst* store) {
   }
   llvm::StoreInst* wide =
       b.CreateAlignedStore(words, store->getPointerOperand(), store->getAlign());
-  wide->copyMetadata(*store);
+  wide->copyMetadata(*store, kKeptMetadata);
   store->eraseFromParent();
   llvm::RecursivelyDeleteTriviallyDeadInstructions(value);
   return true;
