@@ -1,7 +1,7 @@
 // Moving results between databases as one versioned JSON document:
 //
 //   {"format": "tilesmith-results", "schema_version": 1, "exported_at": "…",
-//    "compiler_versions": ["tilesmith-0.4.0"],
+//    "compiler_versions": ["tilesmith-0.5.0"],
 //    "devices": [{"key", "target", "compute_capability", "name", "cores", "clock_mhz",
 //                 "memory_bandwidth_gbps", "cache_bytes", "driver_version", "toolkit_version"}],
 //    "kernels": [{"fingerprint", "source_format", "name", "canonical_text"}],

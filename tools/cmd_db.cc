@@ -426,7 +426,7 @@ Subcommand DbSubcommand() {
           "Examples:\n"
           "  tilesmith db best --device cuda:sm_90\n"
           "  tilesmith db show 3fa94c --json\n"
-          "  tilesmith db export results.json --compiler-version tilesmith-0.4.0\n"
+          "  tilesmith db export results.json --compiler-version tilesmith-0.5.0\n"
           "  TILESMITH_DB=/data/tune.db tilesmith db stats");
   return {std::move(command), &Run};
 }

@@ -1,7 +1,7 @@
 // Elements in memory: addressing through layouts (tiles, E(n) packing), the bit codecs of
 // the narrow float types, constants and iota.
 #include <llvm/IR/Constants.h>
-#include <llvm/IR/InlineAsm.h>
+#include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/IR/Module.h>
 
 #include <map>
@@ -183,13 +183,12 @@ llvm::Value* RoundToNarrowFloat(llvm::IRBuilderBase& b, llvm::Value* value, Prim
     // sm_80 rounds in one instruction (cvt.rn.bf16.f32, nearest even) where the integer
     // sequence below takes eight; bf16-heavy loop fusions were bound by those. Its NaN is
     // the canonical one whatever the sign, which verification treats as any other NaN.
-    // Marked as touching no memory, or the load/store vectoriser stops at each call.
-    auto* signature = llvm::FunctionType::get(b.getInt16Ty(), {b.getFloatTy()}, false);
-    auto* convert = llvm::InlineAsm::get(signature, "cvt.rn.bf16.f32 $0, $1;", "=h,f",
-                                         /*hasSideEffects=*/false);
-    llvm::CallInst* bits = b.CreateCall(convert, {value});
-    bits->setDoesNotAccessMemory();
+    // The intrinsic (not assembly) lets the NVPTX packing pass (nvptx_packing.h) pair two
+    // into one cvt.rn.bf16x2.f32. LLVM 16 declares it without `willreturn` or `nounwind`:
+    // said at the call, the load/store vectoriser and that pass look past it.
+    llvm::CallInst* bits = b.CreateIntrinsic(llvm::Intrinsic::nvvm_f2bf16_rn, {}, {value});
     bits->setDoesNotThrow();
+    bits->addFnAttr(llvm::Attribute::WillReturn);
     return DecodeNarrowFloatBits(b, bits, type);
   }
   if (type == PrimitiveType::kBF16) {

@@ -19,6 +19,7 @@
 #include "compiler/codegen/llvm_setup.h"
 #include "compiler/codegen/nvptx_abi.h"
 #include "compiler/codegen/nvptx_libdevice.h"
+#include "compiler/codegen/nvptx_packing.h"
 
 namespace tilesmith::codegen {
 namespace {
@@ -127,7 +128,16 @@ Expected<NvptxKernel> CompileForNvptx(const emitters::KernelIR& kernel,
   TS_RETURN_IF_ERROR(LinkLibdevice(module));
   result.timings.libdevice_ms = clock.Lap();
 
-  OptimizeModule(module, *machine, AddEarlyVectorizer);
+  OptimizeModule(module, *machine, [ptx_sm](llvm::PassBuilder& builder) {
+    AddEarlyVectorizer(builder);
+    AddNvptxPacking(builder, ptx_sm);
+  });
+  // Our own late passes rewrite the optimised IR: a mistake there is an error, not a crash
+  // in the back end.
+  if (llvm::verifyModule(module, &problem_stream)) {
+    return MakeError(ErrorCode::kInternal,
+                     "invalid LLVM IR for '" + kernel.name + "' after optimisation: " + problems);
+  }
   result.timings.optimize_ms = clock.Lap();
   if (stage == NvptxStage::kLlvm) {
     llvm::raw_string_ostream stream(result.llvm_ir);

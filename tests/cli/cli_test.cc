@@ -427,7 +427,7 @@ TEST(CliTest, CompileGeluForSm90) {
   CommandResult ptx = Tilesmith("compile " + gelu + " --target cuda:sm_90 --emit ptx");
   ASSERT_EQ(ptx.exit_code, 0) << ptx.err;
   EXPECT_NE(ptx.out.find(".visible .entry gelu("), std::string::npos);
-  EXPECT_NE(ptx.out.find("ld.global.nc.v4.u16"), std::string::npos);
+  EXPECT_NE(ptx.out.find("ld.global.nc.v2.u32"), std::string::npos);
 
   TempDir dir;
   std::string cubin = dir.File("gelu.cubin");

@@ -94,14 +94,22 @@ TEST(NvptxTest, VectorWidthFollowsTheConfig) {
 }
 
 // From sm_80 a bf16 result is rounded by one cvt.rn.bf16.f32 instead of an integer
-// sequence; the conversions must not stop the loads and stores from being vectors.
+// sequence, and two lanes' roundings by one cvt.rn.bf16x2.f32; the conversions must not stop
+// the loads and stores from being vectors.
 TEST(NvptxTest, Bf16RoundingUsesTheConversionInstructionFromSm80) {
   TS_SKIP_WITHOUT_CUDA_TOOLKIT();
   std::string gelu = ReadSourceFile("configs/examples/gelu.hlo");
+  auto scalar = CompileHloForNvptx(gelu, NvptxStage::kPtx, {{"vector", 1}}, "cuda:sm_80");
+  ASSERT_TRUE(scalar.has_value()) << scalar.error().message;
+  // Nine ops, each rounded once.
+  EXPECT_EQ(CountLines(scalar->compiled.ptx, "cvt.rn.bf16.f32"), 9) << scalar->compiled.ptx;
+  EXPECT_EQ(CountLines(scalar->compiled.ptx, "cvt.rn.bf16x2.f32"), 0) << scalar->compiled.ptx;
+
   auto ampere = CompileHloForNvptx(gelu, NvptxStage::kPtx, {{"vector", 4}}, "cuda:sm_80");
   ASSERT_TRUE(ampere.has_value()) << ampere.error().message;
   const std::string& ptx = ampere->compiled.ptx;
-  EXPECT_GE(CountLines(ptx, "cvt.rn.bf16.f32"), 4) << ptx;
+  EXPECT_EQ(CountLines(ptx, "cvt.rn.bf16x2.f32"), 18) << ptx;
+  EXPECT_EQ(CountLines(ptx, "cvt.rn.bf16.f32"), 0) << ptx;
   EXPECT_EQ(CountLines(ptx, "setp.nan.f32"), 0) << ptx;
   ASSERT_EQ(GlobalAccesses(ptx, "ld").size(), 1u) << ptx;
   ASSERT_EQ(GlobalAccesses(ptx, "st").size(), 1u) << ptx;
@@ -110,6 +118,57 @@ TEST(NvptxTest, Bf16RoundingUsesTheConversionInstructionFromSm80) {
   ASSERT_TRUE(turing.has_value()) << turing.error().message;
   EXPECT_EQ(CountLines(turing->compiled.ptx, "cvt.rn.bf16"), 0);
   EXPECT_GT(CountLines(turing->compiled.ptx, "setp.nan.f32"), 0);
+}
+
+// XLA's GELU kernel on sm_90: vector 8 moves 16 bytes per access, the widest there is
+// (LLVM 16 alone splits eight 16-bit lanes into two 8-byte accesses), and every rounding
+// is half of a packed conversion.
+TEST(NvptxTest, Bf16GeluAtVector8IsPackedWithSixteenByteAccesses) {
+  TS_SKIP_WITHOUT_CUBINS();
+  auto result = CompileHloForNvptx(ReadSourceFile("configs/examples/gelu.hlo"), NvptxStage::kCubin,
+                                   {{"vector", 8}});
+  ASSERT_TRUE(result.has_value()) << result.error().message;
+  const std::string& ptx = result->compiled.ptx;
+  EXPECT_EQ(CountLines(ptx, "cvt.rn.bf16x2.f32"), 36) << ptx;
+  EXPECT_EQ(CountLines(ptx, "cvt.rn.bf16.f32"), 0) << ptx;
+  std::vector<std::string> loads = GlobalAccesses(ptx, "ld");
+  std::vector<std::string> stores = GlobalAccesses(ptx, "st");
+  ASSERT_EQ(loads.size(), 1u) << ptx;
+  ASSERT_EQ(stores.size(), 1u) << ptx;
+  EXPECT_NE(loads[0].find("ld.global.nc.v4.u32"), std::string::npos) << loads[0];
+  EXPECT_NE(stores[0].find("st.global.v4.u32"), std::string::npos) << stores[0];
+  EXPECT_EQ(result->compiled.cubin.usage.spill_bytes(), 0);
+  EXPECT_EQ(result->compiled.cubin.usage.stack_bytes, 0);
+}
+
+// The same GELU in f16: LLVM already computes the products and sums in f16, and they pair up
+// into f16x2 arithmetic; the roundings of tanh's f32 result pair up into cvt.rn.f16x2.f32
+// from sm_80 on.
+TEST(NvptxTest, F16ArithmeticAndRoundingsArePacked) {
+  TS_SKIP_WITHOUT_CUDA_TOOLKIT();
+  std::string gelu =
+      std::regex_replace(ReadSourceFile("configs/examples/gelu.hlo"), std::regex("bf16"), "f16");
+  auto hopper = CompileHloForNvptx(gelu, NvptxStage::kPtx, {{"vector", 8}});
+  ASSERT_TRUE(hopper.has_value()) << hopper.error().message;
+  const std::string& ptx = hopper->compiled.ptx;
+  EXPECT_EQ(CountLines(ptx, "cvt.rn.f16x2.f32"), 4) << ptx;
+  EXPECT_EQ(CountLines(ptx, "cvt.rn.f16.f32"), 0) << ptx;
+  // Eight lanes of six products and two sums.
+  EXPECT_EQ(CountLines(ptx, "mul.rn.f16x2"), 24) << ptx;
+  EXPECT_EQ(CountLines(ptx, "add.rn.f16x2"), 8) << ptx;
+  EXPECT_EQ(CountLines(ptx, "mul.rn.f16\t"), 0) << ptx;
+  EXPECT_EQ(CountLines(ptx, "add.rn.f16\t"), 0) << ptx;
+  std::vector<std::string> loads = GlobalAccesses(ptx, "ld");
+  std::vector<std::string> stores = GlobalAccesses(ptx, "st");
+  ASSERT_EQ(loads.size(), 1u) << ptx;
+  ASSERT_EQ(stores.size(), 1u) << ptx;
+  EXPECT_NE(loads[0].find(".v4.b32"), std::string::npos) << loads[0];
+  EXPECT_NE(stores[0].find(".v4.b32"), std::string::npos) << stores[0];
+
+  auto turing = CompileHloForNvptx(gelu, NvptxStage::kPtx, {{"vector", 8}}, "cuda:sm_75");
+  ASSERT_TRUE(turing.has_value()) << turing.error().message;
+  EXPECT_EQ(CountLines(turing->compiled.ptx, "cvt.rn.f16x2.f32"), 0);
+  EXPECT_EQ(CountLines(turing->compiled.ptx, "cvt.rn.f16.f32"), 8);
 }
 
 // libdevice's erff branches: the lanes of a thread end up in different basic blocks, out of
