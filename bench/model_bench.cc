@@ -287,6 +287,11 @@ int main(int argc, char** argv) {
     generated->seed = *generated_seed;
     generated->train_seed = train_seed ? *train_seed : *generated_seed + 1;
     generated->train_count = train_count >= 0 ? train_count : generated->count;
+    if (generated->train_seed == generated->seed && generated->train_count > 0) {
+      bench::Fail(
+          "--train-seed must differ from --seed: the models are judged on fusions "
+          "they never saw");
+    }
     if (!max_bytes.empty()) {
       auto bytes = hlo::ParseByteCount(max_bytes);
       if (!bytes) bench::Fail("--max-bytes: " + bytes.error().message);
