@@ -136,37 +136,48 @@ struct PreparedKernel {
   }
 };
 
+/// As Prepare, with what went wrong as an error instead of exiting: for fusions that may
+/// not build (model_bench's generated ones), which are skipped and counted.
+inline Expected<PreparedKernel> TryPrepare(const hlo::HloComputation& fusion,
+                                           const analysis::FusionAnalysis& analysis,
+                                           const std::vector<hlo::Literal>& arguments,
+                                           const nlohmann::json& config) {
+  auto device = emitters::DeviceInfo::ForTarget(emitters::Target::Host());
+  auto kernel = emitters::EmitKernel(analysis, config, device);
+  if (!kernel) {
+    return MakeError(kernel.error().code,
+                     fusion.name() + " " + config.dump() + ": " + kernel.error().message);
+  }
+  TS_ASSIGN_OR_RETURN(auto compiled, codegen::CompileForHost(std::move(*kernel)));
+  PreparedKernel prepared;
+  prepared.kernel = std::move(compiled);
+  for (const auto& buffer : prepared.kernel->kernel().buffers) {
+    TS_ASSIGN_OR_RETURN(auto physical, hlo::PhysicalLayout::Create(buffer.shape));
+    prepared.buffers.push_back(
+        std::make_unique<Buffer>(physical.byte_size(), prepared.buffers.size()));
+    prepared.pointers.push_back(prepared.buffers.back()->data);
+    prepared.bytes += static_cast<double>(physical.byte_size());
+    if (buffer.is_parameter()) {
+      std::span<const uint8_t> source = arguments[buffer.index].bytes();
+      std::memcpy(prepared.buffers.back()->data, source.data(),
+                  std::min<size_t>(source.size(), physical.byte_size()));
+    } else if (buffer.fill) {
+      // Atomic outputs and arrival counters start where the kernel expects them.
+      TS_ASSIGN_OR_RETURN(auto filled, hlo::FilledPhysicalBuffer(buffer.shape, *buffer.fill));
+      std::memcpy(prepared.buffers.back()->data, filled.data(),
+                  std::min<size_t>(filled.size(), physical.byte_size()));
+    }
+  }
+  return prepared;
+}
+
 inline PreparedKernel Prepare(const hlo::HloComputation& fusion,
                               const analysis::FusionAnalysis& analysis,
                               const std::vector<hlo::Literal>& arguments,
                               const nlohmann::json& config) {
-  auto device = emitters::DeviceInfo::ForTarget(emitters::Target::Host());
-  auto kernel = emitters::EmitKernel(analysis, config, device);
-  if (!kernel) Fail(fusion.name() + " " + config.dump() + ": " + kernel.error().message);
-  auto compiled = codegen::CompileForHost(std::move(*kernel));
-  if (!compiled) Fail(compiled.error().message);
-  PreparedKernel prepared;
-  prepared.kernel = std::move(*compiled);
-  for (const auto& buffer : prepared.kernel->kernel().buffers) {
-    auto physical = hlo::PhysicalLayout::Create(buffer.shape);
-    if (!physical) Fail(physical.error().message);
-    prepared.buffers.push_back(
-        std::make_unique<Buffer>(physical->byte_size(), prepared.buffers.size()));
-    prepared.pointers.push_back(prepared.buffers.back()->data);
-    prepared.bytes += static_cast<double>(physical->byte_size());
-    if (buffer.is_parameter()) {
-      std::span<const uint8_t> source = arguments[buffer.index].bytes();
-      std::memcpy(prepared.buffers.back()->data, source.data(),
-                  std::min<size_t>(source.size(), physical->byte_size()));
-    } else if (buffer.fill) {
-      // Atomic outputs and arrival counters start where the kernel expects them.
-      auto filled = hlo::FilledPhysicalBuffer(buffer.shape, *buffer.fill);
-      if (!filled) Fail(filled.error().message);
-      std::memcpy(prepared.buffers.back()->data, filled->data(),
-                  std::min<size_t>(filled->size(), physical->byte_size()));
-    }
-  }
-  return prepared;
+  auto prepared = TryPrepare(fusion, analysis, arguments, config);
+  if (!prepared) Fail(prepared.error().message);
+  return std::move(*prepared);
 }
 
 }  // namespace tilesmith::bench

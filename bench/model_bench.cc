@@ -26,9 +26,17 @@
 // worker does; `--flush cache` overwrites 96 MiB instead, as both did before 0.4.0 (two full
 // runs agreed at 0.81 that way, 0.90 evicting). `--only A,B` keeps the fusions whose path
 // contains A or B; `--repetitions N` is a round's best-of count (default 5; 3 with --quick).
+// `--generated N --seed S` judges the models on N generated fusions of seed S instead
+// (model_bench_generated.h): each timed in two independent runs, whose agreement is printed
+// beside every score; the learned model trained only on the corpus (its short list timed
+// alike, or every fusion of a --timings file) and `--train-count M` (default N) fusions of
+// `--train-seed T` (default S + 1). `--max-bytes B` caps a fusion's bytes (default 8M),
+// `--configs N` its sampled configs (default 32); `--rounds` defaults to 4 (2 per run).
 //   model_bench [--quick] [--detail] [--seeds N] [--rounds N] [--repetitions N] [--json OUT]
 //               [--pool-spin-us N] [--flush buffers|cache] [--only A,B,...]
 //               [--save-timings FILE | --timings FILE] [--dump-rows FILE]
+//               [--generated N --seed S [--train-seed T] [--train-count M] [--max-bytes B]
+//                [--configs N]]
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -45,6 +53,7 @@
 #include <vector>
 
 #include "bench/bench_util.h"
+#include "bench/model_bench_generated.h"
 #include "bench/model_bench_replay.h"
 #include "bench/model_bench_timings.h"
 #include "costmodel/features.h"
@@ -62,8 +71,6 @@
 namespace {
 
 using namespace tilesmith::bench;  // NOLINT: the replays and scores (model_bench_replay.h)
-
-constexpr double kShortKernelSeconds = 200e-6;
 
 using namespace tilesmith;
 using bench::ReadCalibration;
@@ -86,9 +93,8 @@ std::string FusionName(const std::string& path) {
 }
 
 // Times the `picked` configs of `fusion`'s space, each compiled once into `prepared`, in
-// `rounds` interleaved rounds: every round times each config (best of `repetitions` runs
-// from memory) in a fresh order, and a config keeps its best round. A burst of other work on
-// the machine then costs a config one round, not its only timing. In µs, by `picked`.
+// `rounds` interleaved rounds, each config keeping its best round (TimeInterleavedRuns). In
+// µs, by `picked`.
 std::vector<double> TimeInterleaved(const hlo::HloComputation& fusion, const tuner::Space& space,
                                     const std::vector<int64_t>& picked,
                                     const std::vector<hlo::Literal>& arguments, int repetitions,
@@ -99,23 +105,7 @@ std::vector<double> TimeInterleaved(const hlo::HloComputation& fusion, const tun
                                       tuner::EmitterConfig(candidate.config)));
     prepared.back().evict_buffers = evict_buffers;
   }
-  std::vector<double> best(picked.size(), std::numeric_limits<double>::infinity());
-  std::vector<size_t> order(picked.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::mt19937 shuffle(7);
-  for (int round = 0; round < rounds; ++round) {
-    if (round > 0) std::shuffle(order.begin(), order.end(), shuffle);
-    for (size_t k : order) {
-      // A short kernel's best of few runs still carries the pool's wake-up jitter (tens of
-      // microseconds): it gets four times as many runs, so configs compare, not wake-ups.
-      double seconds = prepared[k].TimeFromMemory(repetitions);
-      if (seconds < kShortKernelSeconds) {
-        seconds = std::min(seconds, prepared[k].TimeFromMemory(4 * repetitions));
-      }
-      best[k] = std::min(best[k], seconds * 1e6);
-    }
-  }
-  return best;
+  return bench::TimeInterleavedRuns(prepared, repetitions, rounds, /*runs=*/1)[0];
 }
 
 // Every sampled config of `path`'s space timed (or its time looked up in `replay`) and
@@ -169,14 +159,11 @@ Expected<FusionResult> RunFusion(const std::string& path, const tuner::Device& d
     }
     saved[name][key] = measured[k];
     const emitters::KernelIR& kernel = emitted ? *emitted : prepared[k].kernel->kernel();
-    // What the optimised code executes, as a tune's builder counts it for the model.
-    TS_ASSIGN_OR_RETURN(costmodel::ResourceUsage usage, tuner::CountHostUsage(kernel));
-    TS_ASSIGN_OR_RETURN(costmodel::Prediction prediction, model.Predict(kernel, figures, &usage));
+    TS_ASSIGN_OR_RETURN(PredictedConfig config,
+                        PredictConfig(path, kernel, model, figures, measured[k]));
+    const costmodel::Prediction& prediction = config.prediction;
     predicted.push_back(prediction.microseconds);
-    TS_ASSIGN_OR_RETURN(
-        costmodel::TrainingRow row,
-        costmodel::MakeTrainingRow(path, kernel, figures, &usage, model, measured[k]));
-    rows.push_back(std::move(row));
+    rows.push_back(std::move(config.row));
     row_configs.push_back(key);
     if (detail) {
       nlohmann::json terms = prediction.breakdown;
@@ -227,9 +214,35 @@ int main(int argc, char** argv) {
   int repetitions = 0;            // 0: the default for --quick or not
   std::vector<std::string> only;  // keep only the fusions whose path contains one of these
   std::string json_path, save_path, replay_path, rows_path;
+  // --generated N: judge the models on N generated fusions instead (model_bench_generated.h).
+  std::optional<bench::GeneratedBenchOptions> generated;
+  std::optional<uint64_t> generated_seed, train_seed;
+  int64_t train_count = -1, configs = 0;
+  std::string max_bytes;
+  auto whole = [&](const char* flag, const char* text) {
+    char* end = nullptr;
+    long long value = std::strtoll(text, &end, 10);
+    if (end == text || *end != '\0' || value < 0) {
+      bench::Fail(std::string(flag) + " takes a whole number, not '" + text + "'");
+    }
+    return static_cast<int64_t>(value);
+  };
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
-    if (arg == "--quick") {
+    if (arg == "--generated" && i + 1 < argc) {
+      generated.emplace();
+      generated->count = whole("--generated", argv[++i]);
+    } else if (arg == "--seed" && i + 1 < argc) {
+      generated_seed = static_cast<uint64_t>(whole("--seed", argv[++i]));
+    } else if (arg == "--train-seed" && i + 1 < argc) {
+      train_seed = static_cast<uint64_t>(whole("--train-seed", argv[++i]));
+    } else if (arg == "--train-count" && i + 1 < argc) {
+      train_count = whole("--train-count", argv[++i]);
+    } else if (arg == "--max-bytes" && i + 1 < argc) {
+      max_bytes = argv[++i];
+    } else if (arg == "--configs" && i + 1 < argc) {
+      configs = std::max<int64_t>(2, whole("--configs", argv[++i]));
+    } else if (arg == "--quick") {
       quick = true;
     } else if (arg == "--detail") {
       detail = true;
@@ -264,8 +277,40 @@ int main(int argc, char** argv) {
           "usage: model_bench [--quick] [--detail] [--seeds N] [--rounds N] [--repetitions N] "
           "[--only TEXT[,TEXT...]] [--flush buffers|cache] [--json OUT] "
           "[--pool-spin-us N] "
-          "[--save-timings FILE | --timings FILE] [--dump-rows FILE]");
+          "[--save-timings FILE | --timings FILE] [--dump-rows FILE] "
+          "[--generated N --seed S [--train-seed T] [--train-count M] [--max-bytes B] "
+          "[--configs N]]");
     }
+  }
+  if (generated) {
+    if (!generated_seed) bench::Fail("--generated N needs --seed S: the fusions to judge");
+    generated->seed = *generated_seed;
+    generated->train_seed = train_seed ? *train_seed : *generated_seed + 1;
+    generated->train_count = train_count >= 0 ? train_count : generated->count;
+    if (generated->train_seed == generated->seed && generated->train_count > 0) {
+      bench::Fail(
+          "--train-seed must differ from --seed: the models are judged on fusions "
+          "they never saw");
+    }
+    if (!max_bytes.empty()) {
+      auto bytes = hlo::ParseByteCount(max_bytes);
+      if (!bytes) bench::Fail("--max-bytes: " + bytes.error().message);
+      generated->generator.max_bytes = *bytes;
+    }
+    if (auto valid = hlo::ValidateGeneratorOptions(generated->generator); !valid) {
+      bench::Fail("--max-bytes: " + valid.error().message);
+    }
+    if (configs > 0) generated->cap = configs;
+    if (rounds > 0) generated->rounds = std::max(2, rounds);
+    if (repetitions > 0) generated->repetitions = repetitions;
+    generated->seeds = seeds;
+    generated->evict_buffers = evict_buffers;
+    generated->json_path = json_path;
+  } else if (generated_seed || train_seed || train_count >= 0 || !max_bytes.empty() ||
+             configs > 0) {
+    bench::Fail(
+        "--seed, --train-seed, --train-count, --max-bytes and --configs go with "
+        "--generated N");
   }
   std::optional<SavedTimings> replay;
   if (!replay_path.empty()) {
@@ -295,7 +340,9 @@ int main(int argc, char** argv) {
       CorpusDir() + "concatenate/vectorization.hlo",
       CorpusDir() + "reduce_row/reduction_groups_two_in_same_group.hlo",
   };
-  if (!quick) {
+  // Judging generated fusions, the corpus only trains the learned model: its short list,
+  // timed as the generated fusions are, or every fusion a --timings file replays.
+  if (!quick && (!generated || replay)) {
     for (const char* name :
          {"transpose/epilogue.hlo", "transpose/fused_transpose_210.hlo",
           "transpose/side_outputs_inplace.hlo", "transpose/packed_transpose_multiple_heroes.hlo",
@@ -316,6 +363,11 @@ int main(int argc, char** argv) {
   }
   int64_t cap = quick ? 16 : 48;
   if (repetitions == 0) repetitions = quick ? 3 : 5;
+  if (generated && !replay) {
+    cap = generated->cap;
+    repetitions = generated->repetitions;
+    rounds = generated->rounds;
+  }
   // How the timings started from memory: this run's way, or the replayed file's.
   std::string flush = evict_buffers ? "buffers" : "cache";
   if (replay) flush = "replayed from " + replay_path;
@@ -376,6 +428,14 @@ int main(int argc, char** argv) {
       results.size(), Median(rho), 100 * Median(share), 100 * Median(model_share),
       static_cast<long long>(missed), 100 * Median(plain_share),
       static_cast<long long>(plain_missed), 100 * Median(random_share));
+  if (generated) {
+    std::vector<costmodel::TrainingRow> corpus_rows;
+    for (const FusionResult& r : results) {
+      corpus_rows.insert(corpus_rows.end(), r.rows.begin(), r.rows.end());
+    }
+    return bench::RunGeneratedBench(*generated, *device, model, corpus_rows,
+                                    static_cast<int64_t>(results.size()));
+  }
   if (replay) {
     std::printf(
         "replay: %lld sampled configs in %lld fusions had no saved timing and were skipped\n",

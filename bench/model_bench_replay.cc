@@ -10,6 +10,7 @@
 #include "costmodel/features.h"
 #include "costmodel/host_model.h"
 #include "costmodel/ranking_metrics.h"
+#include "tuner/builder.h"
 #include "tuner/ranking.h"
 #include "tuner/strategy.h"
 
@@ -27,6 +28,18 @@ class FixedRanking : public tuner::Ranking {
 };
 
 }  // namespace
+
+Expected<PredictedConfig> PredictConfig(const std::string& fusion, const emitters::KernelIR& kernel,
+                                        const costmodel::HostModel& model,
+                                        const costmodel::DeviceFigures& figures,
+                                        double measured_us) {
+  TS_ASSIGN_OR_RETURN(costmodel::ResourceUsage usage, tuner::CountHostUsage(kernel));
+  PredictedConfig config;
+  TS_ASSIGN_OR_RETURN(config.prediction, model.Predict(kernel, figures, &usage));
+  TS_ASSIGN_OR_RETURN(
+      config.row, costmodel::MakeTrainingRow(fusion, kernel, figures, &usage, model, measured_us));
+  return config;
+}
 
 MeasuredSample MakeMeasuredSample(const tuner::Space& space, const std::vector<int64_t>& picked,
                                   std::vector<double> measured) {

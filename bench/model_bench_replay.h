@@ -12,6 +12,7 @@
 
 #include "bench/bench_util.h"
 #include "bench/model_bench_timings.h"
+#include "costmodel/host_model.h"
 #include "costmodel/model_eval.h"
 #include "costmodel/training_data.h"
 #include "tuner/model_strategy.h"
@@ -94,6 +95,19 @@ struct SeedScores {
   AveragedScores analytic_estimated, learned_estimated;
   std::string description;  // the last fold's learned model
 };
+
+// A timed config as the models see it: the analytic prediction and the learned model's row.
+struct PredictedConfig {
+  costmodel::Prediction prediction;
+  costmodel::TrainingRow row;
+};
+
+// Predicts `kernel` (counting what its optimised code executes, as a tune's builder counts it
+// for the model) and makes its training row under `fusion`'s name.
+Expected<PredictedConfig> PredictConfig(const std::string& fusion, const emitters::KernelIR& kernel,
+                                        const costmodel::HostModel& model,
+                                        const costmodel::DeviceFigures& figures,
+                                        double measured_us);
 
 MeasuredSample MakeMeasuredSample(const tuner::Space& space, const std::vector<int64_t>& picked,
                                   std::vector<double> measured);

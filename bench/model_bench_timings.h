@@ -5,16 +5,50 @@
 #include <algorithm>
 #include <cstdint>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <numeric>
+#include <random>
 #include <string>
 #include <vector>
 
+#include "bench/bench_util.h"
 #include "costmodel/host_model.h"
 #include "support/status.h"
 #include "tuner/space.h"
 
 namespace tilesmith::bench {
+
+/// A kernel this short gets four times the runs in a round: its best of few runs still
+/// carries the pool's wake-up jitter (tens of microseconds), so configs compare, not wake-ups.
+inline constexpr double kShortKernelSeconds = 200e-6;
+
+/// Times compiled kernels in `rounds` interleaved rounds: every round times each kernel (best
+/// of `repetitions` runs from memory) in a fresh order, round r counting for run r % `runs`,
+/// and each run keeps a kernel's best of its rounds. A burst of other work on the machine
+/// then costs a kernel one round, not its only timing; with two runs, each run's rounds are
+/// spread over the whole measurement, so the runs differ by noise, not by when they ran.
+/// In µs, by run, then by kernel.
+inline std::vector<std::vector<double>> TimeInterleavedRuns(std::vector<PreparedKernel>& prepared,
+                                                            int repetitions, int rounds, int runs) {
+  std::vector<std::vector<double>> best(
+      runs, std::vector<double>(prepared.size(), std::numeric_limits<double>::infinity()));
+  std::vector<size_t> order(prepared.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::mt19937 shuffle(7);
+  for (int round = 0; round < rounds; ++round) {
+    if (round > 0) std::shuffle(order.begin(), order.end(), shuffle);
+    for (size_t k : order) {
+      double seconds = prepared[k].TimeFromMemory(repetitions);
+      if (seconds < kShortKernelSeconds) {
+        seconds = std::min(seconds, prepared[k].TimeFromMemory(4 * repetitions));
+      }
+      best[round % runs][k] = std::min(best[round % runs][k], seconds * 1e6);
+    }
+  }
+  return best;
+}
 
 // Up to `cap` candidates spread evenly over the space, the default always among them.
 inline std::vector<int64_t> Sample(const tuner::Space& space, int64_t cap) {

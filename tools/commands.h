@@ -27,6 +27,7 @@ Subcommand LayoutSubcommand();
 Subcommand ParseSubcommand();
 Subcommand FingerprintSubcommand();
 Subcommand EvalSubcommand();
+Subcommand GenerateSubcommand();
 Subcommand ScheduleSubcommand();
 Subcommand AnalyzeSubcommand();
 Subcommand CompileSubcommand();

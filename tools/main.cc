@@ -12,11 +12,12 @@ namespace tilesmith::tools {
 
 const std::vector<Subcommand>& Subcommands() {
   static const std::vector<Subcommand> subcommands = {
-      LayoutSubcommand(),   ParseSubcommand(),   FingerprintSubcommand(), EvalSubcommand(),
-      AnalyzeSubcommand(),  CompileSubcommand(), RunSubcommand(),         CheckSubcommand(),
-      ScheduleSubcommand(), DbSubcommand(),      SpaceSubcommand(),       TuneSubcommand(),
-      PredictSubcommand(),  ModelSubcommand(),   SweepSubcommand(),       WorkerSubcommand(),
-      ServeSubcommand(),    AgentSubcommand(),   ReportSubcommand(),      SplitSubcommand()};
+      LayoutSubcommand(),   ParseSubcommand(),    FingerprintSubcommand(), EvalSubcommand(),
+      GenerateSubcommand(), AnalyzeSubcommand(),  CompileSubcommand(),     RunSubcommand(),
+      CheckSubcommand(),    ScheduleSubcommand(), DbSubcommand(),          SpaceSubcommand(),
+      TuneSubcommand(),     PredictSubcommand(),  ModelSubcommand(),       SweepSubcommand(),
+      WorkerSubcommand(),   ServeSubcommand(),    AgentSubcommand(),       ReportSubcommand(),
+      SplitSubcommand()};
   return subcommands;
 }
 

@@ -1,0 +1,60 @@
+#!/usr/bin/env python3
+"""`model_bench --generated` end to end, small: three generated fusions of one seed judged,
+three of another trained on, every model scored beside the run-to-run agreement, and a
+training seed equal to the judged one refused."""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--model-bench", required=True)
+    args = parser.parse_args()
+    small = ["--generated", "3", "--seed", "5", "--train-count", "3", "--configs", "16",
+             "--rounds", "2", "--repetitions", "1", "--seeds", "1", "--only", "tuner/gelu_f32",
+             "--max-bytes", "64K"]
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "generated.json")
+        run = subprocess.run([args.model_bench, *small, "--json", out], capture_output=True,
+                             text=True, timeout=280)
+        assert run.returncode == 0, run.stdout + run.stderr
+        assert "[eval 3/3] gen_5_2" in run.stderr, run.stderr
+        assert "[train 3/3] gen_6_2" in run.stderr, run.stderr
+        with open(out) as f:
+            result = json.load(f)
+    assert result["seed"] == 5 and result["train_seed"] == 6, result
+    assert result["skipped"] == [] and result["train_skipped"] == [], result
+    assert [f["fusion"] for f in result["fusions"]] == ["gen_5_0", "gen_5_1", "gen_5_2"]
+    assert result["train"]["corpus_fusions"] == 1, result["train"]
+    assert result["train"]["generated_fusions"] == 3, result["train"]
+    for fusion in result["fusions"]:
+        assert fusion["bytes"] <= 64 << 10 and fusion["configs"] >= 2, fusion
+        assert -1 <= fusion["agreement_spearman"] <= 1, fusion
+    models = {m["model"]: m for m in result["models"]}
+    assert list(models) == ["run-to-run agreement", "analytic-host", "learned log-time",
+                            "learned pairwise"], list(models)
+    for name, model in models.items():
+        scores = model["all"]
+        assert scores["fusions"] == 3, (name, scores)
+        assert -1 <= scores["spearman"] <= 1, (name, scores)
+        assert 0 < scores["top5_score"] <= 1, (name, scores)
+        assert scores["top1_regret"] >= scores["top5_regret"] >= 0, (name, scores)
+        assert 0 < scores["median_model_strategy_share"] <= 1, (name, scores)
+    # The agreement ranks run A by run B: a config's two times are never both missing.
+    assert models["run-to-run agreement"]["all"]["spearman"] > 0, models
+
+    same = subprocess.run([args.model_bench, *small, "--train-seed", "5"], capture_output=True,
+                          text=True, timeout=280)
+    assert same.returncode != 0 and "must differ" in same.stderr, same.stderr
+    missing = subprocess.run([args.model_bench, "--generated", "3"], capture_output=True,
+                             text=True, timeout=60)
+    assert missing.returncode != 0 and "needs --seed" in missing.stderr, missing.stderr
+    print("model_bench --generated: ok")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
