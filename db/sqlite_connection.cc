@@ -160,9 +160,19 @@ Expected<std::unique_ptr<Connection>> Connection::Open(const std::string& path, 
   // A read-write open of a file we may not write falls back to read-only; say so early.
   if (sqlite3_db_readonly(db, "main") == 1) connection->read_only_ = true;
   if (!connection->read_only_) {
+    // Switching the journal mode takes a lock without the busy handler: two processes
+    // opening one file at once can find it taken, so it is retried for the busy timeout.
     auto journal = connection->Prepare("PRAGMA journal_mode = WAL");
     if (!journal) return std::unexpected(journal.error());
-    TS_ASSIGN_OR_RETURN(bool row, journal->Step());
+    Expected<bool> stepped = journal->Step();
+    for (int waited_ms = 0;
+         !stepped && (sqlite3_errcode(db) & 0xFF) == SQLITE_BUSY && waited_ms < busy_timeout_ms;
+         waited_ms += 20) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      journal->Reset();
+      stepped = journal->Step();
+    }
+    TS_ASSIGN_OR_RETURN(bool row, std::move(stepped));
     if (!row || journal->Text(0) != "wal") {
       return MakeError(ErrorCode::kFailedPrecondition,
                        path + ": could not switch to write-ahead logging (journal mode '" +

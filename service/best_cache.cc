@@ -101,15 +101,26 @@ Expected<std::shared_ptr<const CachedBest>> BestCache::Get(db::ResultStore& stor
   {
     std::lock_guard lock(mutex_);
     if (const Entry* fresh = Fresh(cache_key)) return fresh->best;
+    auto expired = entries_.find(cache_key);
+    if (expired != entries_.end()) {
+      if (expired->second.refreshing) return expired->second.best;
+      expired->second.refreshing = true;  // this request reloads it
+    }
   }
   auto loaded_at = Clock::now();
-  TS_ASSIGN_OR_RETURN(std::optional<db::BestResult> best, store.Best(key));
-  std::shared_ptr<const CachedBest> cached;
-  if (best) {
+  auto loaded = [&]() -> Expected<std::shared_ptr<const CachedBest>> {
+    TS_ASSIGN_OR_RETURN(std::optional<db::BestResult> best, store.Best(key));
+    if (!best) return std::shared_ptr<const CachedBest>();
     TS_ASSIGN_OR_RETURN(auto verdicts, store.Verdicts(std::span<const db::ResultKey>(&key, 1)));
-    cached = Render(*best, verdicts[0]);
-  }
+    return Render(*best, verdicts[0]);
+  }();
   std::lock_guard lock(mutex_);
+  if (!loaded) {
+    auto expired = entries_.find(cache_key);
+    if (expired != entries_.end()) expired->second.refreshing = false;
+    return std::unexpected(loaded.error());
+  }
+  std::shared_ptr<const CachedBest> cached = std::move(*loaded);
   Remember(std::move(cache_key), cached, loaded_at);
   return cached;
 }

@@ -53,6 +53,9 @@ class BestCache {
   struct Entry {
     std::shared_ptr<const CachedBest> best;
     std::chrono::steady_clock::time_point loaded;
+    /// One request is reloading this expired entry; the others answer from it meanwhile,
+    /// so a reload's round trip (milliseconds on a remote database) never stalls them all.
+    bool refreshing = false;
   };
   // The cached entry of `cache_key` while it is fresh; null otherwise. Holds mutex_.
   const Entry* Fresh(const std::string& cache_key) const;

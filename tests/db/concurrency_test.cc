@@ -123,5 +123,31 @@ TEST_F(ConcurrencyTest, ThreadsSharingOneStoreLoseNothing) {
   ExpectEverythingStored(kWriters);
 }
 
+TEST(ConcurrentOpenTest, ManyProcessesOpeningOneNewFileAtOnceAllSucceed) {
+  // Switching a file to write-ahead logging takes a lock no busy handler waits for; two
+  // tunes started together used to fail on it with "database is locked".
+  for (int round = 0; round < 5; ++round) {
+    testing::TempDir dir;
+    std::string path = dir.File("fresh.db");
+    std::vector<pid_t> children;
+    for (int i = 0; i < 8; ++i) {
+      pid_t pid = fork();
+      ASSERT_GE(pid, 0);
+      if (pid == 0) {
+        auto store = SqliteStore::Open(path);
+        _exit(store ? 0 : 1);
+      }
+      children.push_back(pid);
+    }
+    int failed = 0;
+    for (pid_t child : children) {
+      int status = 0;
+      waitpid(child, &status, 0);
+      if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) ++failed;
+    }
+    EXPECT_EQ(failed, 0) << "round " << round << ": opens failed";
+  }
+}
+
 }  // namespace
 }  // namespace tilesmith::db

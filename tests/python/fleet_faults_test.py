@@ -146,6 +146,15 @@ def killed_agent_on_sqlite(args):
             check(owner == "survivor" and attempt >= 2,
                   f"unit {unit} ended with {owner}, attempt {attempt}")
             check("taken over" in fleet.log("survivor"), fleet.log("survivor"))
+            # The same sweep again (another host would do the same) follows the same units.
+            again = subprocess.run([args.tilesmith, "sweep", sweep, "--db", db, "--distribute",
+                                    "--resume", "--json"], capture_output=True, text=True,
+                                   timeout=60)
+            check(again.returncode == 0, again.stderr)
+            resumed = json.loads(again.stdout)
+            check(resumed["job"] == table["job"], "a rerun made a new job")
+            check("0 new, 6 already queued" in again.stderr, again.stderr)
+            check(resumed["units"]["done"] == 6, resumed["units"])
         finally:
             fleet.stop_all()
     print("ok: a SIGKILLed agent's unit was taken over; nothing lost or doubled (SQLite)")
