@@ -131,7 +131,8 @@ Expected<std::optional<WorkUnit>> PostgresStore::ClaimUnit(std::string_view owne
                 " + $3, updated_at = $4 WHERE id = (SELECT id FROM work_units WHERE "
                 "(state = 'queued' OR (state = 'leased' AND lease_expires_ms <= " +
                 now + ")) AND " + std::string(kMatchesKeys) +
-                " ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED) RETURNING " +
+                " ORDER BY failures @> jsonb_build_array(jsonb_build_object('owner', $2::text)), "
+                "id LIMIT 1 FOR UPDATE SKIP LOCKED) RETURNING " +
                 std::string(kUnitColumns),
             Params().AddAll(keys, owner, lease_ms, UtcNow())));
     if (taken.rows() == 0) return OkStatus();

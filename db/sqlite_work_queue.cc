@@ -121,8 +121,12 @@ Expected<std::optional<WorkUnit>> SqliteStore::ClaimUnit(std::string_view owner,
         connection_->Prepare("SELECT id FROM work_units WHERE (state = 'queued' OR (state = "
                              "'leased' AND lease_expires_ms <= " +
                              std::string(kNowMs) + ")) AND " + std::string(kMatchesKeys) +
-                             " ORDER BY id LIMIT 1"));
+                             // Units this owner already failed go last, so that another
+                             // agent tries them first.
+                             " ORDER BY EXISTS (SELECT 1 FROM json_each(failures) AS f WHERE "
+                             "json_extract(f.value, '$.owner') = ?2), id LIMIT 1"));
     pick.Bind(1, keys);
+    pick.Bind(2, owner);
     TS_ASSIGN_OR_RETURN(bool found, pick.Step());
     if (!found) return OkStatus();
     int64_t id = pick.Int(0);

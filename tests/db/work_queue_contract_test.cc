@@ -256,6 +256,21 @@ TEST_P(WorkQueueContract, AUnitFailsForGoodOnlyOnceTwoAgentsFailedIt) {
   EXPECT_EQ(state, UnitState::kFailed);
 }
 
+TEST_P(WorkQueueContract, AnAgentTakesUnitsItHasNotFailedFirst) {
+  Store* store = StoreWithUnits(2);
+  ASSERT_NE(store, nullptr);
+  auto first = store->ClaimUnit("agent-a", HostKeys(), 60000);
+  ASSERT_TRUE(first.has_value() && first->has_value());
+  ASSERT_EQ((*first)->sequence, 0);
+  ASSERT_TRUE(store->FailUnit(LeaseOf(**first), "flaky").has_value());
+  auto next = store->ClaimUnit("agent-a", HostKeys(), 60000);
+  ASSERT_TRUE(next.has_value() && next->has_value());
+  EXPECT_EQ((*next)->sequence, 1) << "the agent took back the unit it had just failed";
+  auto other = store->ClaimUnit("agent-b", HostKeys(), 60000);
+  ASSERT_TRUE(other.has_value() && other->has_value());
+  EXPECT_EQ((*other)->sequence, 0);
+}
+
 TEST_P(WorkQueueContract, AgentsRacingOnTheirOwnConnectionsNeverShareAUnit) {
   std::string location = NewLocation();
   ASSERT_FALSE(location.empty());
