@@ -240,11 +240,7 @@ Expected<UnitCounts> PostgresStore::CountUnits(std::string_view job_id) {
   UnitCounts counts;
   for (int row = 0; row < found.rows(); ++row) {
     TS_ASSIGN_OR_RETURN(UnitState state, ParseUnitState(found.Text(row, 0)));
-    int64_t count = found.Int(row, 1);
-    (state == UnitState::kQueued   ? counts.queued
-     : state == UnitState::kLeased ? counts.leased
-     : state == UnitState::kDone   ? counts.done
-                                   : counts.failed) = count;
+    SetStateCount(counts, state, found.Int(row, 1));
     counts.reclaims += found.Int(row, 2);
     counts.expired += found.Int(row, 3);
   }

@@ -144,6 +144,21 @@ Status ValidateKernel(const KernelRecord& kernel) {
   return OkStatus();
 }
 
+Expected<std::string> PrepareMeasurement(MeasurementRecord& row, const std::string& context) {
+  Status valid = ValidateMeasurement(row);
+  if (!valid) return std::unexpected(valid.error().WithContext(context));
+  TS_ASSIGN_OR_RETURN(std::string config_json, CanonicalConfig(row.config));
+  TS_ASSIGN_OR_RETURN(std::string hash, ConfigHash(row.config));
+  if (!row.config_hash.empty() && row.config_hash != hash) {
+    return InvalidArgument(context + ": config_hash " + row.config_hash +
+                           " is not the hash of its config (" + hash + ")");
+  }
+  row.config_hash = hash;
+  if (row.uid.empty()) row.uid = NewUid();
+  if (row.measured_at.empty()) row.measured_at = UtcNow();
+  return config_json;
+}
+
 Status ValidateMeasurement(const MeasurementRecord& measurement) {
   const ResultKey& key = measurement.key;
   if (!IsSha256Hex(key.fingerprint)) {

@@ -120,6 +120,12 @@ Status ValidateDevice(const DeviceRecord& device);
 Status ValidateKernel(const KernelRecord& kernel);
 Status ValidateMeasurement(const MeasurementRecord& measurement);
 
+/// Makes a measurement ready to write, as every store does before its transaction: checks
+/// it, fills its config hash (refusing one that is not its config's), uid and time when
+/// empty. Errors start with `context` (`measurement 3`). Returns the canonical config JSON.
+Expected<std::string> PrepareMeasurement(MeasurementRecord& measurement,
+                                         const std::string& context);
+
 /// Now, as ISO 8601 UTC with milliseconds: `2024-05-01T12:34:56.789Z`.
 std::string UtcNow();
 /// 32 random hex digits, for measurement uids.

@@ -315,21 +315,10 @@ Expected<BatchResult> SqliteStore::WriteBatch(std::span<const MeasurementRecord>
   std::vector<std::string> config_jsons;
   BatchResult result;
   for (size_t i = 0; i < rows.size(); ++i) {
-    MeasurementRecord& row = rows[i];
-    auto context = "measurement " + std::to_string(i);
-    Status valid = ValidateMeasurement(row);
-    if (!valid) return std::unexpected(valid.error().WithContext(context));
-    TS_ASSIGN_OR_RETURN(std::string config_json, CanonicalConfig(row.config));
-    TS_ASSIGN_OR_RETURN(std::string hash, ConfigHash(row.config));
-    if (!row.config_hash.empty() && row.config_hash != hash) {
-      return InvalidArgument(context + ": config_hash " + row.config_hash +
-                             " is not the hash of its config (" + hash + ")");
-    }
-    row.config_hash = hash;
-    if (row.uid.empty()) row.uid = NewUid();
-    if (row.measured_at.empty()) row.measured_at = UtcNow();
+    TS_ASSIGN_OR_RETURN(std::string config_json,
+                        PrepareMeasurement(rows[i], "measurement " + std::to_string(i)));
     config_jsons.push_back(std::move(config_json));
-    result.uids.push_back(row.uid);
+    result.uids.push_back(rows[i].uid);
   }
   std::lock_guard lock(mutex_);
   TS_RETURN_IF_ERROR(connection_->WriteTransaction(what, [&]() -> Status {

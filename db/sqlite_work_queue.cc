@@ -253,11 +253,7 @@ Expected<UnitCounts> SqliteStore::CountUnits(std::string_view job_id) {
     TS_ASSIGN_OR_RETURN(bool row, query.Step());
     if (!row) break;
     TS_ASSIGN_OR_RETURN(UnitState state, ParseUnitState(query.Text(0)));
-    int64_t count = query.Int(1);
-    (state == UnitState::kQueued   ? counts.queued
-     : state == UnitState::kLeased ? counts.leased
-     : state == UnitState::kDone   ? counts.done
-                                   : counts.failed) = count;
+    SetStateCount(counts, state, query.Int(1));
     counts.reclaims += query.Int(2);
     counts.expired += query.Int(3);
   }

@@ -29,17 +29,8 @@ Expected<BatchResult> StagedStore::RecordBatch(std::span<const MeasurementRecord
   BatchResult result;
   for (size_t i = 0; i < batch.size(); ++i) {
     MeasurementRecord row = batch[i];
-    auto context = "measurement " + std::to_string(i);
-    Status valid = ValidateMeasurement(row);
-    if (!valid) return std::unexpected(valid.error().WithContext(context));
-    TS_ASSIGN_OR_RETURN(std::string hash, ConfigHash(row.config));
-    if (!row.config_hash.empty() && row.config_hash != hash) {
-      return InvalidArgument(context + ": config_hash " + row.config_hash +
-                             " is not the hash of its config (" + hash + ")");
-    }
-    row.config_hash = hash;
-    if (row.uid.empty()) row.uid = NewUid();
-    if (row.measured_at.empty()) row.measured_at = UtcNow();
+    auto prepared = PrepareMeasurement(row, "measurement " + std::to_string(i));
+    if (!prepared) return std::unexpected(prepared.error());
     result.uids.push_back(row.uid);
     rows.push_back(std::move(row));
   }

@@ -49,22 +49,25 @@ Expected<std::string> WorkLock::Holder(WorkQueue& queue, const std::string& name
   return std::string();
 }
 
-WorkLock::WorkLock(WorkQueue& queue, Lease lease, int64_t lease_ms)
+WorkLock::~WorkLock() {
+  if (!heartbeat_.lost()) (void)queue_.CompleteUnit(heartbeat_.lease(), {}, nullptr);
+}
+
+LeaseHeartbeat::LeaseHeartbeat(WorkQueue& queue, Lease lease, int64_t lease_ms)
     : queue_(queue), lease_(std::move(lease)), lease_ms_(lease_ms) {
   thread_ = std::thread([this] { Beat(); });
 }
 
-WorkLock::~WorkLock() {
+LeaseHeartbeat::~LeaseHeartbeat() {
   {
     std::lock_guard lock(mutex_);
     done_ = true;
   }
   wake_.notify_all();
   thread_.join();
-  if (!lost_) (void)queue_.CompleteUnit(lease_, {}, nullptr);
 }
 
-void WorkLock::Beat() {
+void LeaseHeartbeat::Beat() {
   std::unique_lock lock(mutex_);
   auto every = std::chrono::milliseconds(std::max<int64_t>(lease_ms_ / 3, 10));
   while (!wake_.wait_for(lock, every, [&] { return done_; })) {

@@ -20,6 +20,32 @@
 
 namespace tilesmith::db {
 
+/// Keeps a lease alive from a thread of its own, renewing it every third of `lease_ms`
+/// through `queue` (a connection the caller's long work does not hold). lost() turns true
+/// when the store refuses a renewal: the lease expired or was taken over. An unreachable
+/// database is retried at the next beat.
+class LeaseHeartbeat {
+ public:
+  LeaseHeartbeat(WorkQueue& queue, Lease lease, int64_t lease_ms);
+  ~LeaseHeartbeat();
+  LeaseHeartbeat(const LeaseHeartbeat&) = delete;
+  LeaseHeartbeat& operator=(const LeaseHeartbeat&) = delete;
+  bool lost() const { return lost_; }
+  const Lease& lease() const { return lease_; }
+
+ private:
+  void Beat();
+
+  WorkQueue& queue_;
+  Lease lease_;
+  int64_t lease_ms_;
+  std::atomic<bool> lost_ = false;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool done_ = false;
+  std::thread thread_;
+};
+
 class WorkLock {
  public:
   /// Takes the lock named `name` for `owner`, or answers none when another owner holds a
@@ -36,20 +62,14 @@ class WorkLock {
   WorkLock& operator=(const WorkLock&) = delete;
 
   /// True once a renewal was refused: another owner may have taken over.
-  bool lost() const { return lost_; }
+  bool lost() const { return heartbeat_.lost(); }
 
  private:
-  WorkLock(WorkQueue& queue, Lease lease, int64_t lease_ms);
-  void Beat();
+  WorkLock(WorkQueue& queue, Lease lease, int64_t lease_ms)
+      : queue_(queue), heartbeat_(queue, std::move(lease), lease_ms) {}
 
   WorkQueue& queue_;
-  Lease lease_;
-  int64_t lease_ms_;
-  std::atomic<bool> lost_ = false;
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  bool done_ = false;
-  std::thread thread_;
+  LeaseHeartbeat heartbeat_;
 };
 
 /// The lock every tune of one result key takes (the CLI's and the service's alike).

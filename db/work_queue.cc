@@ -105,4 +105,21 @@ FailureOutcome AddFailure(const nlohmann::json& failures, const Lease& lease,
   return outcome;
 }
 
+void SetStateCount(UnitCounts& counts, UnitState state, int64_t count) {
+  switch (state) {
+    case UnitState::kQueued:
+      counts.queued = count;
+      break;
+    case UnitState::kLeased:
+      counts.leased = count;
+      break;
+    case UnitState::kDone:
+      counts.done = count;
+      break;
+    case UnitState::kFailed:
+      counts.failed = count;
+      break;
+  }
+}
+
 }  // namespace tilesmith::db

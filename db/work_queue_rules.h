@@ -35,4 +35,7 @@ struct FailureOutcome {
 FailureOutcome AddFailure(const nlohmann::json& failures, const Lease& lease,
                           std::string_view reason);
 
+/// Sets the count of `state` in `counts`.
+void SetStateCount(UnitCounts& counts, UnitState state, int64_t count);
+
 }  // namespace tilesmith::db

@@ -4,16 +4,15 @@
 
 #include <algorithm>
 #include <chrono>
-#include <condition_variable>
 #include <filesystem>
 #include <fstream>
-#include <mutex>
 #include <thread>
 
 #include "compiler/hlo/canonical.h"
 #include "compiler/hlo/parser.h"
 #include "db/open_store.h"
 #include "db/staged_store.h"
+#include "db/work_lock.h"
 #include "tuner/backends/runner.h"
 #include "tuner/layouts.h"
 #include "tuner/session.h"
@@ -34,49 +33,6 @@ void SleepUnlessStopped(double seconds, const std::atomic<bool>& stop) {
 // A database error worth waiting out: the server is unreachable or restarting. Anything
 // else (a refused lease, a bad unit) is an answer.
 bool IsTransient(const Error& error) { return error.code == ErrorCode::kIo; }
-
-// Keeps a lease alive from a thread of its own, on a connection of its own (so a long
-// transaction of the tune never delays a renewal). Sets lost() when the store refuses it.
-class Heartbeat {
- public:
-  Heartbeat(db::Store& store, db::Lease lease, int64_t lease_ms, int64_t every_ms)
-      : store_(store), lease_(std::move(lease)), lease_ms_(lease_ms), every_ms_(every_ms) {
-    thread_ = std::thread([this] { Beat(); });
-  }
-  ~Heartbeat() {
-    {
-      std::lock_guard lock(mutex_);
-      done_ = true;
-    }
-    wake_.notify_all();
-    thread_.join();
-  }
-  bool lost() const { return lost_; }
-
- private:
-  void Beat() {
-    std::unique_lock lock(mutex_);
-    while (!wake_.wait_for(lock, std::chrono::milliseconds(every_ms_), [&] { return done_; })) {
-      lock.unlock();
-      Status renewed = store_.RenewLease(lease_, lease_ms_);
-      lock.lock();
-      if (!renewed && !IsTransient(renewed.error())) {
-        lost_ = true;
-        return;
-      }
-    }
-  }
-
-  db::Store& store_;
-  db::Lease lease_;
-  int64_t lease_ms_;
-  int64_t every_ms_;
-  std::atomic<bool> lost_ = false;
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  bool done_ = false;
-  std::thread thread_;
-};
 
 json TuneResultJson(const tuner::TuneResult& result, double seconds) {
   auto summary = [](const std::optional<tuner::TrialSummary>& trial) -> json {
@@ -250,7 +206,7 @@ class Agent {
 
     db::StagedStore staged(store_);
     auto started = Clock::now();
-    Heartbeat heartbeat(heartbeat_store_, lease, options_.lease_ms, HeartbeatMs());
+    db::LeaseHeartbeat heartbeat(heartbeat_store_, lease, options_.lease_ms);
     options.should_stop = [&] { return stop_.load() || heartbeat.lost(); };
     auto result =
         tuner::Tune(**module, target->device, &staged, options_.compiler_version, options);

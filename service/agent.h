@@ -46,7 +46,7 @@ struct AgentOptions {
   std::string data_dir;       ///< Claimed units' fusion files go under `data_dir/units/`.
   std::string compiler_version;
   int64_t lease_ms = 30000;
-  int64_t heartbeat_ms = 0;  ///< 0: a third of the lease.
+  int64_t heartbeat_ms = 0;  ///< How often it says it is alive (0: a third of the lease).
   double poll_s = 1.0;       ///< The wait after a claim found nothing.
   /// Returns once a claim finds nothing and no unit is running (tests, one-shot runs).
   bool exit_when_idle = false;
