@@ -156,7 +156,8 @@ TEST(HostMeasurerTest, EvictingTheBuffersFitsMoreRepetitionsThanOverwritingTheCa
   options.flush = "buffers";
   WorkerResult evicted = measurer.Measure(kConfig, options);
   ASSERT_EQ(evicted.status, db::TrialStatus::kOk) << evicted.message;
-  EXPECT_EQ(overwritten.times_us.size(), 3u);
+  // At least the minimum of three; a fast machine overwrites 256 MiB in 5 ms and fits four.
+  EXPECT_GE(overwritten.times_us.size(), 3u);
   EXPECT_GT(evicted.times_us.size(), 2 * overwritten.times_us.size());
 }
 
