@@ -213,6 +213,24 @@ Expected<UnitState> PostgresStore::FailUnit(const Lease& lease, std::string_view
   return state;
 }
 
+Status PostgresStore::ReleaseUnit(const Lease& lease) {
+  std::lock_guard lock(mutex_);
+  return connection_->Transaction(
+      "giving back work unit " + std::to_string(lease.unit_id), [&]() -> Status {
+        TS_ASSIGN_OR_RETURN(StoredLease stored, LockLease(*connection_, lease.unit_id));
+        if (StandingOf(lease, stored.state, stored.attempt, stored.owner, stored.unexpired) !=
+            LeaseStanding::kHeld) {
+          return MakeError(ErrorCode::kFailedPrecondition, LeaseLostMessage(lease));
+        }
+        TS_ASSIGN_OR_RETURN(Result updated,
+                            connection_->Execute("UPDATE work_units SET state = 'queued', "
+                                                 "lease_expires_ms = 0, updated_at = $1 WHERE "
+                                                 "id = $2",
+                                                 Params().AddAll(UtcNow(), lease.unit_id)));
+        return OkStatus();
+      });
+}
+
 Expected<std::vector<WorkUnit>> PostgresStore::ListUnits(std::string_view job_id) {
   std::lock_guard lock(mutex_);
   TS_ASSIGN_OR_RETURN(Result found, connection_->Execute("SELECT " + std::string(kUnitColumns) +

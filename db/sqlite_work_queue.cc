@@ -221,6 +221,24 @@ Expected<UnitState> SqliteStore::FailUnit(const Lease& lease, std::string_view r
   return state;
 }
 
+Status SqliteStore::ReleaseUnit(const Lease& lease) {
+  std::lock_guard lock(mutex_);
+  return connection_->WriteTransaction(
+      "giving back work unit " + std::to_string(lease.unit_id), [&]() -> Status {
+        TS_ASSIGN_OR_RETURN(StoredLease stored, ReadLease(*connection_, lease.unit_id));
+        if (StandingOf(lease, stored.state, stored.attempt, stored.owner, stored.unexpired) !=
+            LeaseStanding::kHeld) {
+          return MakeError(ErrorCode::kFailedPrecondition, LeaseLostMessage(lease));
+        }
+        TS_ASSIGN_OR_RETURN(Statement update,
+                            connection_->Prepare("UPDATE work_units SET state = 'queued', "
+                                                 "lease_expires_ms = 0, updated_at = ? WHERE id "
+                                                 "= ?"));
+        update.BindAll(UtcNow(), lease.unit_id);
+        return update.Run();
+      });
+}
+
 Expected<std::vector<WorkUnit>> SqliteStore::ListUnits(std::string_view job_id) {
   std::lock_guard lock(mutex_);
   TS_ASSIGN_OR_RETURN(

@@ -158,6 +158,7 @@ Status StagedStore::CompleteUnit(const Lease& lease,
 Expected<UnitState> StagedStore::FailUnit(const Lease& lease, std::string_view reason) {
   return below_.FailUnit(lease, reason);
 }
+Status StagedStore::ReleaseUnit(const Lease& lease) { return below_.ReleaseUnit(lease); }
 Expected<std::vector<WorkUnit>> StagedStore::ListUnits(std::string_view job_id) {
   return below_.ListUnits(job_id);
 }

@@ -69,6 +69,7 @@ class StagedStore final : public Store {
   Status CompleteUnit(const Lease& lease, std::span<const MeasurementRecord> measurements,
                       const nlohmann::json& result) override;
   Expected<UnitState> FailUnit(const Lease& lease, std::string_view reason) override;
+  Status ReleaseUnit(const Lease& lease) override;
   Expected<std::vector<WorkUnit>> ListUnits(std::string_view job_id) override;
   Expected<UnitCounts> CountUnits(std::string_view job_id) override;
   Status PutAgent(const AgentRecord& agent) override;

@@ -108,6 +108,9 @@ class WorkQueue {
   /// Gives a unit back after its attempt failed: queued again, or failed for good once two
   /// different owners failed it (its error names both). Refused when the lease is not held.
   virtual Expected<UnitState> FailUnit(const Lease& lease, std::string_view reason) = 0;
+  /// Gives a unit back unfinished (its agent is stopping): queued again at once, no failure
+  /// counted. Refused when the lease is not held.
+  virtual Status ReleaseUnit(const Lease& lease) = 0;
   /// The units of a job by sequence (every unit when `job_id` is empty).
   virtual Expected<std::vector<WorkUnit>> ListUnits(std::string_view job_id) = 0;
   /// Counts of a job's units (the whole queue when `job_id` is empty).

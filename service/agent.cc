@@ -219,8 +219,11 @@ class Agent {
       return;
     }
     if (stop_) {
+      Status released = store_.ReleaseUnit(lease);
       Log("stopping: unit " + std::to_string(unit.id) +
-          " is left to another agent once its lease expires");
+          (released ? " given back to the queue"
+                    : " left to another agent once its lease expires (" + released.error().message +
+                          ")"));
       return;
     }
     if (!result) return Fail(lease, unit, result.error().message);

@@ -70,7 +70,7 @@ struct AgentStats {
 std::string DefaultAgentName();
 
 /// Runs units from the store at `db_location` until `stop` is set (a unit in progress
-/// stops within about a second; its lease then expires and another agent takes it over),
+/// stops within about a second and is given back to the queue),
 /// or, with `exit_when_idle`, the queue has nothing for it.
 Expected<AgentStats> RunAgent(const std::string& db_location, const AgentOptions& options,
                               const std::atomic<bool>& stop);

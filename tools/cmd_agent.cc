@@ -1,8 +1,7 @@
 // `tilesmith agent --db URL --targets host,cuda:0`: the long-running process on each host
 // of a fleet. It claims work units for the device keys of its targets from the shared
 // database's queue (service/agent.h), tunes them under a lease and commits each with its
-// measurements. SIGINT or SIGTERM stops it: the unit in progress is left to another agent
-// once its lease expires.
+// measurements. SIGINT or SIGTERM stops it: the unit in progress is given back to the queue.
 #include <signal.h>
 
 #include <atomic>
@@ -143,7 +142,7 @@ Subcommand AgentSubcommand() {
           "with its completion in one transaction. A unit whose lease expires (its agent\n"
           "died or was cut off) is claimed by another agent; the late commit is refused.\n"
           "An unreachable database is waited out with backoff. Ctrl-C or SIGTERM stops the\n"
-          "agent; the unit in progress goes to another agent when its lease expires.");
+          "agent; the unit in progress is given back to the queue for another agent.");
   return {std::move(command), &RunAgentCommand};
 }
 

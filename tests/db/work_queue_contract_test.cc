@@ -256,6 +256,23 @@ TEST_P(WorkQueueContract, AUnitFailsForGoodOnlyOnceTwoAgentsFailedIt) {
   EXPECT_EQ(state, UnitState::kFailed);
 }
 
+TEST_P(WorkQueueContract, AUnitGivenBackIsClaimableAtOnceWithNoFailureCounted) {
+  Store* store = StoreWithUnits(1);
+  ASSERT_NE(store, nullptr);
+  auto first = store->ClaimUnit("stopping-agent", HostKeys(), 60000);
+  ASSERT_TRUE(first.has_value() && first->has_value());
+  Status released = store->ReleaseUnit(LeaseOf(**first));
+  ASSERT_TRUE(released.has_value()) << released.error().message;
+  EXPECT_FALSE(store->ReleaseUnit(LeaseOf(**first)).has_value()) << "released twice";
+  auto next = store->ClaimUnit("other-agent", HostKeys(), 60000);
+  ASSERT_TRUE(next.has_value() && next->has_value()) << "a released unit was not claimable";
+  EXPECT_EQ((*next)->attempt, 2);
+  EXPECT_EQ((*next)->reclaims, 0);
+  EXPECT_TRUE((*next)->failures.empty());
+  EXPECT_FALSE(store->CompleteUnit(LeaseOf(**first), {}, {}).has_value())
+      << "the released lease still committed";
+}
+
 TEST_P(WorkQueueContract, AnAgentTakesUnitsItHasNotFailedFirst) {
   Store* store = StoreWithUnits(2);
   ASSERT_NE(store, nullptr);
