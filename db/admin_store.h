@@ -33,6 +33,9 @@ class AdminStore {
   virtual ~AdminStore() = default;
 
   virtual Expected<StoreStats> Stats() = 0;
+  /// `database_bytes + wal_bytes` of Stats, without its counts: cheap enough for every
+  /// metrics scrape.
+  virtual Expected<int64_t> StorageBytes() = 0;
   /// Reclaims the space of deleted rows and trims the write-ahead log.
   virtual Status Vacuum() = 0;
 };

@@ -423,6 +423,11 @@ Expected<std::vector<MeasuredConfig>> PostgresStore::MeasuredConfigs(const Resul
   return configs;
 }
 
+Expected<int64_t> PostgresStore::StorageBytes() {
+  std::lock_guard lock(mutex_);
+  return connection_->QueryInt("SELECT pg_database_size(current_database())");
+}
+
 Expected<StoreStats> PostgresStore::Stats() {
   std::lock_guard lock(mutex_);
   StoreStats stats;

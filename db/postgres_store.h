@@ -85,6 +85,7 @@ class PostgresStore final : public Store {
 
   // AdminStore (db/postgres_store.cc)
   Expected<StoreStats> Stats() override;
+  Expected<int64_t> StorageBytes() override;
   Status Vacuum() override;
 
   /// host:port/dbname, for messages.

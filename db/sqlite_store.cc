@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <set>
+#include <tuple>
 #include <utility>
 
 #include "db/schema.h"
@@ -467,6 +468,26 @@ Expected<std::vector<MeasuredConfig>> SqliteStore::MeasuredConfigs(const ResultK
   }
 }
 
+namespace {
+
+// The pages in use and free, and the write-ahead log's file.
+Expected<std::pair<int64_t, int64_t>> StorageParts(sqlite::Connection& db) {
+  TS_ASSIGN_OR_RETURN(int64_t pages, db.QueryInt("PRAGMA page_count"));
+  TS_ASSIGN_OR_RETURN(int64_t page_size, db.QueryInt("PRAGMA page_size"));
+  std::error_code error;
+  auto wal_bytes = std::filesystem::file_size(db.path() + "-wal", error);
+  return std::pair<int64_t, int64_t>(pages * page_size,
+                                     error ? 0 : static_cast<int64_t>(wal_bytes));
+}
+
+}  // namespace
+
+Expected<int64_t> SqliteStore::StorageBytes() {
+  std::lock_guard lock(mutex_);
+  TS_ASSIGN_OR_RETURN(auto parts, StorageParts(*connection_));
+  return parts.first + parts.second;
+}
+
 Expected<StoreStats> SqliteStore::Stats() {
   std::lock_guard lock(mutex_);
   StoreStats stats;
@@ -478,12 +499,7 @@ Expected<StoreStats> SqliteStore::Stats() {
   TS_ASSIGN_OR_RETURN(stats.measurements, db.QueryInt("SELECT count(*) FROM measurements"));
   TS_ASSIGN_OR_RETURN(stats.predictions, db.QueryInt("SELECT count(*) FROM predictions"));
   TS_ASSIGN_OR_RETURN(stats.calibrations, db.QueryInt("SELECT count(*) FROM calibrations"));
-  TS_ASSIGN_OR_RETURN(int64_t pages, db.QueryInt("PRAGMA page_count"));
-  TS_ASSIGN_OR_RETURN(int64_t page_size, db.QueryInt("PRAGMA page_size"));
-  stats.database_bytes = pages * page_size;
-  std::error_code error;
-  auto wal_bytes = std::filesystem::file_size(db.path() + "-wal", error);
-  stats.wal_bytes = error ? 0 : static_cast<int64_t>(wal_bytes);
+  TS_ASSIGN_OR_RETURN(std::tie(stats.database_bytes, stats.wal_bytes), StorageParts(db));
   for (TrialStatus status : AllTrialStatuses())
     stats.by_status[std::string(TrialStatusName(status))];
   TS_ASSIGN_OR_RETURN(Statement by_status,

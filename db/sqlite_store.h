@@ -93,6 +93,7 @@ class SqliteStore final : public Store {
 
   // AdminStore
   Expected<StoreStats> Stats() override;
+  Expected<int64_t> StorageBytes() override;
   Status Vacuum() override;
 
   const std::string& path() const { return connection_->path(); }

@@ -170,6 +170,7 @@ Expected<std::vector<AgentRecord>> StagedStore::ListAgents(int64_t within_ms) {
   return below_.ListAgents(within_ms);
 }
 Expected<StoreStats> StagedStore::Stats() { return below_.Stats(); }
+Expected<int64_t> StagedStore::StorageBytes() { return below_.StorageBytes(); }
 Status StagedStore::Vacuum() { return below_.Vacuum(); }
 
 }  // namespace tilesmith::db

@@ -77,6 +77,7 @@ class StagedStore final : public Store {
 
   // AdminStore
   Expected<StoreStats> Stats() override;
+  Expected<int64_t> StorageBytes() override;
   Status Vacuum() override;
 
  private:

@@ -85,10 +85,14 @@ std::string TuneLockName(const ResultKey& key) {
   return "tune " + key.fingerprint + " on " + key.device_key + " by " + key.compiler_version;
 }
 
-std::string ProcessOwnerName(std::string_view kind) {
+std::string HostName() {
   char host[256] = {};
   gethostname(host, sizeof(host) - 1);
-  return std::string(kind) + " " + host + ":" + std::to_string(getpid());
+  return host;
+}
+
+std::string ProcessOwnerName(std::string_view kind) {
+  return std::string(kind) + " " + HostName() + ":" + std::to_string(getpid());
 }
 
 }  // namespace tilesmith::db

@@ -75,7 +75,10 @@ class WorkLock {
 /// The lock every tune of one result key takes (the CLI's and the service's alike).
 std::string TuneLockName(const ResultKey& key);
 
-/// `host:pid` with a prefix naming the kind of process (`tune`, `serve`), for lock owners.
+/// This machine's host name.
+std::string HostName();
+
+/// `KIND host:pid` (`tune`, `serve`, `agent`): a name for this process as a lease owner.
 std::string ProcessOwnerName(std::string_view kind);
 
 }  // namespace tilesmith::db

@@ -1,7 +1,5 @@
 #include "service/agent.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
@@ -109,9 +107,7 @@ class Agent {
   db::AgentRecord Record() const {
     db::AgentRecord record;
     record.name = options_.name;
-    char host[256] = {};
-    gethostname(host, sizeof(host) - 1);
-    record.host = host;
+    record.host = db::HostName();
     record.device_keys = keys_;
     record.started_at = started_at_;
     return record;
@@ -317,16 +313,10 @@ Expected<UnitTuneSettings> UnitTuneSettings::FromJson(const json& payload) {
   return settings;
 }
 
-std::string DefaultAgentName() {
-  char host[256] = {};
-  gethostname(host, sizeof(host) - 1);
-  return std::string(host) + ":" + std::to_string(getpid());
-}
-
 Expected<AgentStats> RunAgent(const std::string& db_location, const AgentOptions& options,
                               const std::atomic<bool>& stop) {
   AgentOptions named = options;
-  if (named.name.empty()) named.name = DefaultAgentName();
+  if (named.name.empty()) named.name = db::ProcessOwnerName("agent");
   TS_ASSIGN_OR_RETURN(auto store, db::OpenStore(db_location, db::StoreAccess::kReadWrite));
   TS_ASSIGN_OR_RETURN(auto heartbeat_store,
                       db::OpenStore(db_location, db::StoreAccess::kReadWrite));

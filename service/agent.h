@@ -39,7 +39,7 @@ struct UnitTuneSettings {
 };
 
 struct AgentOptions {
-  std::string name;  ///< Unique per running agent; DefaultAgentName() when empty.
+  std::string name;  ///< Unique per running agent; `agent HOST:PID` when empty.
   /// The targets it tunes for; only those that can tune (targets.h) claim units.
   std::vector<ServedTarget> targets;
   std::string worker_binary;  ///< The `tilesmith` whose `worker` times candidates.
@@ -65,9 +65,6 @@ struct AgentStats {
   int64_t lost = 0;       ///< Units whose lease it lost (their measurements dropped).
   int64_t db_errors = 0;  ///< Calls the database did not answer (waited out).
 };
-
-/// `host:pid`.
-std::string DefaultAgentName();
 
 /// Runs units from the store at `db_location` until `stop` is set (a unit in progress
 /// stops within about a second and is given back to the queue),

@@ -3,11 +3,9 @@
 #include <openssl/crypto.h>
 
 #include <cctype>
-#include <filesystem>
 #include <string_view>
 
 #include "db/export.h"
-#include "db/open_store.h"
 #include "report/report.h"
 #include "support/log.h"
 #include "support/sha256.h"
@@ -522,15 +520,7 @@ HttpResponse Api::MetricsText() {
   std::map<std::string, int64_t> jobs;
   if (auto counted = jobs_.CountByState()) jobs = std::move(*counted);
   int64_t bytes = 0;
-  if (db::IsPostgresLocation(options_.db_path)) {
-    if (auto stats = store_.Stats()) bytes = stats->database_bytes;
-  } else {
-    std::error_code error;
-    for (const std::string& path : {options_.db_path, options_.db_path + "-wal"}) {
-      auto size = std::filesystem::file_size(path, error);
-      if (!error) bytes += static_cast<int64_t>(size);
-    }
-  }
+  if (auto storage = store_.StorageBytes()) bytes = *storage;
   Metrics::Fleet fleet;
   if (auto units = store_.CountUnits("")) fleet.units = *units;
   if (auto agents = store_.ListAgents(60'000)) {

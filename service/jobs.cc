@@ -34,17 +34,6 @@ json ProgressJson(const tuner::TuneProgress& progress) {
       {"best_config", progress.best_median_us ? progress.best_config : json(nullptr)}};
 }
 
-json SummaryJson(const std::optional<tuner::TrialSummary>& summary) {
-  if (!summary) return nullptr;
-  json out = {{"config", summary->config},
-              {"median_us", summary->median_us},
-              {"p20_us", summary->p20_us},
-              {"p80_us", summary->p80_us}};
-  if (!summary->timing_method.empty()) out["timing_method"] = summary->timing_method;
-  if (summary->event_us) out["event_us"] = *summary->event_us;
-  return out;
-}
-
 json ResultJson(const tuner::TuneResult& result) {
   return {{"fingerprint", result.fingerprint},
           {"device", result.device_key},
@@ -57,12 +46,12 @@ json ResultJson(const tuner::TuneResult& result) {
           {"failed", result.failed},
           {"measured_now", result.measured_now},
           {"resumed", result.resumed},
-          {"best", SummaryJson(result.best)},
-          {"default", SummaryJson(result.default_config)},
+          {"best", tuner::SummaryJson(result.best)},
+          {"default", tuner::SummaryJson(result.default_config)},
           {"speedup", result.speedup ? json(*result.speedup) : json(nullptr)},
           {"significant", result.verdict ? json(result.verdict->significant) : json(nullptr)},
           {"verdict", result.verdict ? tuner::TuneVerdictJson(*result.verdict) : json(nullptr)},
-          {"search_best", SummaryJson(result.search_best)}};
+          {"search_best", tuner::SummaryJson(result.search_best)}};
 }
 
 }  // namespace

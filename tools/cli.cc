@@ -48,6 +48,17 @@ Expected<double> Args::GetPositive(const std::string& flag, double fallback) con
   return InvalidArgument("--" + flag + " expects a positive number, not '" + text + "'");
 }
 
+std::vector<std::string> SplitList(const std::string& text) {
+  std::vector<std::string> items;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = std::min(text.find(',', start), text.size());
+    if (comma > start) items.push_back(text.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return items;
+}
+
 std::vector<std::string> Args::GetAll(const std::string& flag) const {
   auto it = values_.find(flag);
   return it == values_.end() ? std::vector<std::string>{} : it->second;

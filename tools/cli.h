@@ -70,4 +70,7 @@ class Command {
   std::vector<Option> options_;
 };
 
+/// The non-empty items of a comma-separated list (`host,cuda:0`).
+std::vector<std::string> SplitList(const std::string& text);
+
 }  // namespace tilesmith::cli

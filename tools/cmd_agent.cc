@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "db/open_store.h"
+#include "db/work_lock.h"
 #include "service/agent.h"
 #include "support/log.h"
 #include "tools/commands.h"
@@ -18,18 +19,6 @@
 
 namespace tilesmith::tools {
 namespace {
-
-std::vector<std::string> SplitTargets(const std::string& text) {
-  std::vector<std::string> items;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t comma = text.find(',', start);
-    if (comma == std::string::npos) comma = text.size();
-    if (comma > start) items.push_back(text.substr(start, comma - start));
-    start = comma + 1;
-  }
-  return items;
-}
 
 int RunAgentCommand(const cli::Args& args) {
   if (!args.positionals().empty()) {
@@ -47,7 +36,7 @@ int RunAgentCommand(const cli::Args& args) {
     }
   }
   std::string db_location = ResolveDbPath(args.Get("db"));
-  auto targets = service::ResolveTargets(SplitTargets(args.Get("targets", "host")),
+  auto targets = service::ResolveTargets(cli::SplitList(args.Get("targets", "host")),
                                          tuner::DefaultDevicesDir());
   if (!targets) return ReportError(targets.error().message);
 
@@ -72,7 +61,7 @@ int RunAgentCommand(const cli::Args& args) {
   options.log = [quiet](const std::string& line) {
     if (!quiet) std::cerr << line << std::endl;
   };
-  if (options.name.empty()) options.name = service::DefaultAgentName();
+  if (options.name.empty()) options.name = db::ProcessOwnerName("agent");
 
   // The stop signals go to a sigwait thread; every other thread, and each worker process
   // (the mask is inherited), leaves them alone, so no candidate is killed mid-measurement.
@@ -126,7 +115,8 @@ Subcommand AgentSubcommand() {
       .Flag("targets", "T,...",
             "targets whose units this agent runs (default host): host, cuda:0, cuda:sm_90, "
             "TARGET=DEVICE_ID")
-      .Flag("name", "NAME", "this agent's name in the queue (default HOST:PID; must be unique)")
+      .Flag("name", "NAME",
+            "this agent's name in the queue (default `agent HOST:PID`; must be unique)")
       .Flag("lease-s", "S",
             "how long a claimed unit stays this agent's without a heartbeat (default 30; the "
             "heartbeat renews it every third of that)")

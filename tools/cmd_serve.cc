@@ -28,15 +28,6 @@ Expected<std::string> ReadToken(const std::string& path) {
   return token;
 }
 
-std::vector<std::string> SplitList(const std::string& text) {
-  std::vector<std::string> items;
-  std::stringstream stream(text);
-  for (std::string item; std::getline(stream, item, ',');) {
-    if (!item.empty()) items.push_back(item);
-  }
-  return items;
-}
-
 int RunServe(const cli::Args& args) {
   if (!args.positionals().empty()) {
     ReportError("serve takes no positional arguments");
@@ -45,7 +36,7 @@ int RunServe(const cli::Args& args) {
   service::ServerOptions options;
   options.bind = args.Get("bind", "127.0.0.1");
   options.db_path = args.Get("db", "tilesmith-data/tilesmith.db");
-  options.targets = SplitList(args.Get("targets", "host"));
+  options.targets = cli::SplitList(args.Get("targets", "host"));
   auto port = args.GetInteger("port", 8470, 0, 65535);
   auto workers = args.GetInteger("workers", 0, 0, 1024);
   auto http_threads = args.GetInteger("http-threads", 2, 1, 256);

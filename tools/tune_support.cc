@@ -53,15 +53,4 @@ std::string CompiledOnlyMessage(const tuner::TuneResult& result, const tuner::De
          (driver.loaded ? driver.message + " found, but no GPU to time on" : driver.message);
 }
 
-nlohmann::json SummaryJson(const std::optional<tuner::TrialSummary>& summary) {
-  if (!summary) return nullptr;
-  nlohmann::json out = {{"config", summary->config},
-                        {"median_us", summary->median_us},
-                        {"p20_us", summary->p20_us},
-                        {"p80_us", summary->p80_us}};
-  if (!summary->timing_method.empty()) out["timing_method"] = summary->timing_method;
-  if (summary->event_us) out["event_us"] = *summary->event_us;
-  return out;
-}
-
 }  // namespace tilesmith::tools

@@ -44,7 +44,4 @@ std::string MeasureDefault(double value);
 std::string CompiledOnlyMessage(const tuner::TuneResult& result, const tuner::Device& device,
                                 const tuner::CudaDriverProbe& driver);
 
-/// `{config, median_us, p20_us, p80_us}`, or null.
-nlohmann::json SummaryJson(const std::optional<tuner::TrialSummary>& summary);
-
 }  // namespace tilesmith::tools

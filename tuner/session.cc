@@ -291,6 +291,17 @@ TrialSummary SummaryOf(const db::MeasurementRecord& trial) {
           trial.timing->p80_us, figures.method,          figures.event_us};
 }
 
+nlohmann::json SummaryJson(const std::optional<TrialSummary>& summary) {
+  if (!summary) return nullptr;
+  nlohmann::json out = {{"config", summary->config},
+                        {"median_us", summary->median_us},
+                        {"p20_us", summary->p20_us},
+                        {"p80_us", summary->p80_us}};
+  if (!summary->timing_method.empty()) out["timing_method"] = summary->timing_method;
+  if (summary->event_us) out["event_us"] = *summary->event_us;
+  return out;
+}
+
 int64_t PickBest(std::span<const Contender> contenders) {
   if (contenders.empty()) return -1;
   size_t fastest = 0;

@@ -92,6 +92,10 @@ struct TrialSummary {
 /// A verified trial's summary (timing required), with how it was timed.
 TrialSummary SummaryOf(const db::MeasurementRecord& trial);
 
+/// `{config, median_us, p20_us, p80_us[, timing_method, event_us]}`, or null: how the CLI's
+/// and the service's answers show a summary.
+nlohmann::json SummaryJson(const std::optional<TrialSummary>& summary);
+
 /// What re-timing the top contenders beside the default concluded (confirm.h).
 struct TuneVerdict {
   bool significant = false;  ///< The answer beats the default at `confidence`.

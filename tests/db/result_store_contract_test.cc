@@ -348,6 +348,10 @@ TEST_P(ResultStoreContract, StatsCountByStatus) {
   EXPECT_EQ(stats->by_status["crash"], 0);
   EXPECT_EQ(stats->by_status.size(), AllTrialStatuses().size());
   EXPECT_EQ(stats->compiler_versions, std::vector<std::string>{"tilesmith-test-1"});
+  auto storage = store_->StorageBytes();
+  ASSERT_TRUE(storage.has_value()) << storage.error().message;
+  EXPECT_GT(stats->database_bytes, 0);
+  EXPECT_EQ(*storage, stats->database_bytes + stats->wal_bytes);
   EXPECT_GT(stats->database_bytes, 0);
   ASSERT_TRUE(store_->Vacuum().has_value());
   EXPECT_EQ(store_->Measurements({})->size(), 5u);
