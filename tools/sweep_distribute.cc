@@ -24,10 +24,7 @@ constexpr int64_t kAgentsSeenWithinMs = 60'000;
 
 // The device key a unit asks for: exact, or the architecture's prefix of it.
 std::string UnitDeviceKey(const tuner::Device& device, bool any_device) {
-  const db::DeviceRecord& record = device.record;
-  if (!any_device) return record.Key();
-  bool bare = record.compute_capability.empty() || record.compute_capability == record.target;
-  return (bare ? record.target : record.target + ":" + record.compute_capability) + ", ";
+  return any_device ? db::ArchitectureKeyPrefix(device.record) : device.record.Key();
 }
 
 service::UnitTuneSettings UnitSettings(const SweepPair& pair, const std::string& source_format) {
