@@ -217,6 +217,7 @@ class Agent {
     options.source_format = settings->source_format;
     options.time_on_device = true;  // only targets that can tune claim units
     options.job_id = unit.job_id;
+    options.configs = settings->configs;
     std::string free_layouts;
     for (const std::string& name : settings->free_layouts) {
       free_layouts += (free_layouts.empty() ? "" : ",") + name;
@@ -339,7 +340,8 @@ json UnitTuneSettings::ToJson() const {
           {"timeout_ms", measure.timeout_ms},
           {"flush", measure.flush_bytes >= 0},
           {"free_layouts", free_layouts},
-          {"service_job", service_job}};
+          {"service_job", service_job},
+          {"configs", configs}};
 }
 
 Expected<UnitTuneSettings> UnitTuneSettings::FromJson(const json& payload) {
@@ -359,6 +361,7 @@ Expected<UnitTuneSettings> UnitTuneSettings::FromJson(const json& payload) {
     settings.measure.flush_bytes = payload.value("flush", true) ? 0 : -1;
     settings.free_layouts = payload.value("free_layouts", settings.free_layouts);
     settings.service_job = payload.value("service_job", settings.service_job);
+    settings.configs = payload.value("configs", settings.configs);
   } catch (const json::exception& e) {
     return InvalidArgument(std::string("work unit payload: ") + e.what());
   }

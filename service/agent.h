@@ -37,6 +37,9 @@ struct UnitTuneSettings {
   /// The unit runs a job a server queued (POST /v1/tune), whose id is the unit's job id: the
   /// agent writes the job's progress and end into its record, and stops when it is cancelled.
   bool service_job = false;
+  /// A batch of a split tune: exactly these configs (hashes), no confirmation
+  /// (tuner::TuneOptions::configs). Empty: the whole tune.
+  std::vector<std::string> configs;
 
   nlohmann::json ToJson() const;
   static Expected<UnitTuneSettings> FromJson(const nlohmann::json& payload);
