@@ -227,9 +227,9 @@ Expected<ScalarValue> EmitReduce(ElementalEmitter& emitter, const HloInstruction
               [&](std::span<const AffineExpr> loops) -> Expected<std::vector<ScalarValue>> {
                 TS_ASSIGN_OR_RETURN(std::vector<AffineExpr> symbols,
                                     BindSymbols(emitter, maps[0], loops));
-                TS_ASSIGN_OR_RETURN(ScalarValue x,
-                                    emitter.EmitElement(*reduce.operand(0),
-                                                        ApplyMap(emitter, maps[0], index, symbols)));
+                TS_ASSIGN_OR_RETURN(
+                    ScalarValue x, emitter.EmitElement(*reduce.operand(0),
+                                                       ApplyMap(emitter, maps[0], index, symbols)));
                 return std::vector<ScalarValue>{EncodeKey(b, *keys, x)};
               },
               [&](std::vector<ScalarValue> a,

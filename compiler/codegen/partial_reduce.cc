@@ -197,10 +197,9 @@ Expected<std::vector<ScalarValue>> EmitPartialReduce(ElementalEmitter& emitter,
     size_t set = reduce.lanes > 1 ? static_cast<size_t>(bound.back().value()) : 0;
     std::vector<ScalarValue> accumulators(all.begin() + set * width,
                                           all.begin() + (set + 1) * width);
-    TS_ASSIGN_OR_RETURN(
-        std::vector<ScalarValue> next,
-        FoldPoint(emitter, reduce, index, bound, std::move(accumulators), types, source, inside,
-                  keys));
+    TS_ASSIGN_OR_RETURN(std::vector<ScalarValue> next,
+                        FoldPoint(emitter, reduce, index, bound, std::move(accumulators), types,
+                                  source, inside, keys));
     std::copy(next.begin(), next.end(), all.begin() + set * width);
     return all;
   };
