@@ -199,4 +199,51 @@ Expected<Evaluation> CrossValidate(const std::vector<TrainingRow>& rows, int fol
   return evaluation;
 }
 
+Expected<LearnedSelection> DecideSelection(
+    const std::vector<TrainingRow>& rows, int folds,
+    const std::function<std::unique_ptr<CostModel>()>& make_analytic,
+    const LearnedModelOptions& options) {
+  TS_ASSIGN_OR_RETURN(Evaluation evaluation, CrossValidate(rows, folds, make_analytic, options));
+  if (!evaluation.learned_trained) {
+    return MakeError(ErrorCode::kFailedPrecondition,
+                     "too few rows to train every fold of the selection (" +
+                         evaluation.learned_description + ")");
+  }
+  // Each fusion's kind: the emitter most of its rows were emitted by.
+  std::map<std::string, std::map<std::string, int>> emitters;
+  for (const TrainingRow& row : rows) ++emitters[row.fusion][EmitterOfFeatures(row.features)];
+  std::map<std::string, std::string> kind;
+  for (const auto& [fusion, counts] : emitters) {
+    kind[fusion] = std::max_element(counts.begin(), counts.end(), [](const auto& a, const auto& b) {
+                     return a.second < b.second;
+                   })->first;
+  }
+  LearnedSelection selection;
+  selection.decided = true;
+  auto add = [](SelectionEvidence& e, double analytic, double learned) {
+    ++e.fusions;
+    e.analytic += analytic;
+    e.learned += learned;
+  };
+  // Score() lists fusions in the same (sorted) order for both models.
+  for (size_t i = 0; i < evaluation.analytic.fusions.size(); ++i) {
+    const FusionScore& a = evaluation.analytic.fusions[i];
+    const FusionScore& l = evaluation.learned.fusions[i];
+    add(selection.evidence[kind[a.fusion]], a.spearman, l.spearman);
+    add(selection.overall, a.spearman, l.spearman);
+  }
+  auto mean = [](SelectionEvidence& e) {
+    if (e.fusions == 0) return;
+    e.analytic /= static_cast<double>(e.fusions);
+    e.learned /= static_cast<double>(e.fusions);
+  };
+  mean(selection.overall);
+  selection.learned_elsewhere = selection.overall.learned > selection.overall.analytic;
+  for (auto& [emitter, e] : selection.evidence) {
+    mean(e);
+    if (e.fusions >= kMinSelectionFusions) selection.learned_for[emitter] = e.learned > e.analytic;
+  }
+  return selection;
+}
+
 }  // namespace tilesmith::costmodel

@@ -75,4 +75,14 @@ Expected<Evaluation> CrossValidate(const std::vector<TrainingRow>& rows, int fol
                                    const std::function<std::unique_ptr<CostModel>()>& make_analytic,
                                    const LearnedModelOptions& options);
 
+/// Where the learned model should answer: K-fold cross-validation over `rows`' fusions
+/// (CrossValidate), each held-out fusion counted for the emitter most of its rows use, and
+/// per emitter with at least kMinSelectionFusions held-out fusions, the learned model
+/// answers if its mean Spearman beats the analytic model's; other emitters follow the
+/// comparison over every held-out fusion. A tie goes to the analytic model.
+Expected<LearnedSelection> DecideSelection(
+    const std::vector<TrainingRow>& rows, int folds,
+    const std::function<std::unique_ptr<CostModel>()>& make_analytic,
+    const LearnedModelOptions& options);
+
 }  // namespace tilesmith::costmodel
