@@ -14,7 +14,10 @@ std::string Fixed(double value) {
 }
 
 nlohmann::json EvidenceJson(const SelectionEvidence& e) {
-  return {{"fusions", e.fusions}, {"analytic", e.analytic}, {"learned", e.learned}};
+  return {{"fusions", e.fusions},
+          {"analytic", e.analytic},
+          {"learned", e.learned},
+          {"difference_error", e.difference_error}};
 }
 
 Expected<SelectionEvidence> EvidenceFrom(const nlohmann::json& json) {
@@ -24,7 +27,7 @@ Expected<SelectionEvidence> EvidenceFrom(const nlohmann::json& json) {
     return InvalidArgument("a selection's evidence needs 'fusions', 'analytic' and 'learned'");
   }
   return SelectionEvidence{json["fusions"].get<int64_t>(), json["analytic"].get<double>(),
-                           json["learned"].get<double>()};
+                           json["learned"].get<double>(), json.value("difference_error", 0.0)};
 }
 
 }  // namespace

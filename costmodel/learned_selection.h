@@ -15,21 +15,23 @@
 
 namespace tilesmith::costmodel {
 
-/// One emitter's held-out evidence: mean Spearman per fusion of each model.
+/// One emitter's held-out evidence: mean Spearman per fusion of each model, and the standard
+/// error of their mean paired difference (how far apart they could be by the fusions drawn).
 struct SelectionEvidence {
   int64_t fusions = 0;
   double analytic = 0;
   double learned = 0;
+  double difference_error = 0;
 };
 
 /// The rule. Undecided (a model trained without held-out evidence, or stored before rules
 /// existed): the learned model answers for every emitter, as it always did.
 struct LearnedSelection {
   bool decided = false;
-  /// Per emitter with enough held-out fusions (kMinSelectionFusions): whether the learned
-  /// model answers for it.
+  /// Per emitter with enough held-out fusions (kMinSelectionFusions) and a difference
+  /// beyond its standard error: whether the learned model answers for it.
   std::map<std::string, bool, std::less<>> learned_for;
-  /// Emitters without enough evidence follow the comparison over all held-out fusions.
+  /// Other emitters follow the comparison over all held-out fusions.
   bool learned_elsewhere = true;
   std::map<std::string, SelectionEvidence, std::less<>> evidence;  ///< by emitter
   SelectionEvidence overall;

@@ -77,9 +77,10 @@ Expected<Evaluation> CrossValidate(const std::vector<TrainingRow>& rows, int fol
 
 /// Where the learned model should answer: K-fold cross-validation over `rows`' fusions
 /// (CrossValidate), each held-out fusion counted for the emitter most of its rows use, and
-/// per emitter with at least kMinSelectionFusions held-out fusions, the learned model
-/// answers if its mean Spearman beats the analytic model's; other emitters follow the
-/// comparison over every held-out fusion. A tie goes to the analytic model.
+/// per emitter with at least kMinSelectionFusions held-out fusions whose mean paired
+/// difference of Spearman exceeds its standard error, the model with the higher mean
+/// answers; other emitters follow the comparison over every held-out fusion. A tie goes to
+/// the analytic model.
 Expected<LearnedSelection> DecideSelection(
     const std::vector<TrainingRow>& rows, int folds,
     const std::function<std::unique_ptr<CostModel>()>& make_analytic,

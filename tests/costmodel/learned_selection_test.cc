@@ -1,6 +1,6 @@
 // Where the learned model answers: a rule per emitter, decided on held-out fusions (trees
 // that learned what the analytic model misses win their emitter; where there was nothing to
-// learn, a tie, the analytic model keeps it), stored with the model and honoured by every
+// learn, the analytic model keeps it), stored with the model and honoured by every
 // prediction, loaded or not.
 #include "costmodel/learned_selection.h"
 
@@ -103,7 +103,7 @@ TEST(LearnedSelectionTest, RoundTripsThroughJsonAndRefusesBadOnes) {
   selection.decided = true;
   selection.learned_for = {{"loop", true}, {"transpose", false}};
   selection.learned_elsewhere = false;
-  selection.evidence["loop"] = {5, 0.4, 0.9};
+  selection.evidence["loop"] = {5, 0.4, 0.9, 0.05};
   selection.evidence["transpose"] = {4, 0.7, 0.6};
   selection.evidence["scatter"] = {1, 0.5, 0.6};  // too few for a verdict of its own
   selection.overall = {10, 0.55, 0.75};
@@ -114,6 +114,7 @@ TEST(LearnedSelectionTest, RoundTripsThroughJsonAndRefusesBadOnes) {
   EXPECT_FALSE(back->learned_elsewhere);
   EXPECT_EQ(back->evidence.size(), 3u);
   EXPECT_DOUBLE_EQ(back->evidence["transpose"].analytic, 0.7);
+  EXPECT_DOUBLE_EQ(back->evidence["loop"].difference_error, 0.05);
   EXPECT_EQ(back->overall.fusions, 10);
   EXPECT_FALSE(back->UsesLearned("scatter"));
 
@@ -135,9 +136,9 @@ TEST(LearnedSelectionTest, TheEmitterOfARowIsItsOneHotColumn) {
   EXPECT_EQ(EmitterOfFeatures(std::vector<float>(FeatureNames().size(), 0)), "");
 }
 
-// Trees that learned the block-size effect win the loop emitter on held-out fusions; on the
-// transpose fusions, where the analytic model is exact, they can only tie, and a tie goes to
-// the analytic model.
+// Trees that learned the block-size effect win the loop emitter on held-out fusions, by far
+// more than the fusions drawn could make up; on the transpose fusions, where the analytic
+// model is exact, they can only do worse, and the analytic model keeps them.
 TEST(LearnedSelectionTest, DecidedOnHeldOutFusionsPerEmitter) {
   std::vector<TrainingRow> rows = MixedRows(6);
   auto selection = DecideSelection(
@@ -149,7 +150,12 @@ TEST(LearnedSelectionTest, DecidedOnHeldOutFusionsPerEmitter) {
   EXPECT_EQ(selection->overall.fusions, 12);
   EXPECT_GT(selection->evidence["loop"].learned, selection->evidence["loop"].analytic + 0.2);
   EXPECT_TRUE(selection->learned_for.at("loop"));
+  // Exact analytic times: whatever the trees change on transpose fusions, they change for
+  // the worse, on every held-out one alike, so the analytic model keeps the emitter.
+  EXPECT_LT(selection->evidence["transpose"].learned, selection->evidence["transpose"].analytic);
   EXPECT_FALSE(selection->learned_for.at("transpose")) << selection->Describe();
+  EXPECT_GT(selection->evidence["loop"].difference_error, 0);
+  EXPECT_TRUE(selection->learned_elsewhere);  // the loop fusions carry the overall verdict
 
   // Too few fusions to train every fold: no rule, and the caller hears why.
   std::vector<TrainingRow> few(rows.begin(), rows.begin() + 30);
