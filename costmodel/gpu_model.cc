@@ -63,6 +63,15 @@ double LatencyHiding(int64_t warps_per_sm) {
                            static_cast<double>(kWarpsToHideLatency));
 }
 
+double LatencyCoverage(double bytes_in_flight, double read_bytes,
+                       const emitters::DeviceInfo& device) {
+  // GB/s is bytes per ns: latency (ns) x bandwidth (GB/s) is the bytes that must be in flight.
+  double needed =
+      std::min(device.memory_latency_ns * device.memory_bandwidth_gbs, std::max(0.0, read_bytes));
+  if (device.memory_latency_ns <= 0 || needed <= 0) return 0;
+  return std::min(1.0, bytes_in_flight / needed);
+}
+
 double ComputeTimeUs(double flops, int64_t blocks, int64_t threads_per_block, int64_t sm_count,
                      double clock_ghz) {
   double lanes =
@@ -118,7 +127,18 @@ Expected<Prediction> GpuModel::Predict(const emitters::KernelIR& kernel,
 
   int64_t in_flight = std::min(blocks, occupancy.blocks_per_sm * info.sm_count);
   double dram = info.memory_bandwidth_gbs * 1e3;  // bytes per µs
-  double hiding = LatencyHiding(occupancy.warps_per_sm);
+  // A loop kernel's thread issues the loads of all its elements (vector x chunks, with no
+  // dependence between them) before it uses one, so the resident blocks hold all their reads
+  // in flight; where they cover the latency, the warp count does not limit the bandwidth.
+  // Other emitters loop over their elements, keeping fewer loads in flight than they read.
+  double coverage = 0;
+  if (kernel.emitter == "loop" && blocks > 0) {
+    double read_bytes = static_cast<double>(traffic.read_bytes);
+    coverage =
+        LatencyCoverage(static_cast<double>(in_flight) * read_bytes / static_cast<double>(blocks),
+                        read_bytes, info);
+  }
+  double hiding = std::max(LatencyHiding(occupancy.warps_per_sm), coverage);
   double cap = PerBlockBandwidthCap(in_flight, info.clock_ghz);
   double boost = ReadBoost(traffic.read_bytes + traffic.write_bytes, device.cache_bytes);
   double read_bw = std::min(dram * boost, cap) * hiding;
@@ -164,6 +184,7 @@ Expected<Prediction> GpuModel::Predict(const emitters::KernelIR& kernel,
       {"l2_read_boost", boost},
       {"bandwidth_cap_gbs", cap / 1e3},
       {"latency_hiding", hiding},
+      {"latency_coverage", coverage},
       {"occupancy",
        {{"blocks_per_sm", occupancy.blocks_per_sm},
         {"limited_by", occupancy.limited_by},

@@ -5,7 +5,9 @@
 // access from its thread->address maps, and shared-memory bank conflicts. Two terms come
 // from H100 timings (docs/gpu.md): each SM starts blocks at a bounded rate, so a grid of
 // many small blocks costs kBlockDispatchUs per block and SM however few bytes it moves, and
-// every wave of resident blocks waits at least one memory round trip (kWaveLatencyUs).
+// every wave of resident blocks waits at least one memory round trip (kWaveLatencyUs). A loop
+// kernel's bandwidth share is also what its bytes in flight cover of the memory's latency x
+// bandwidth (Little's law), so few warps with wide, unrolled loads are not charged as idle.
 #pragma once
 
 #include <cstdint>
@@ -63,6 +65,13 @@ double PerBlockBandwidthCap(int64_t blocks_in_flight, double clock_ghz);
 
 /// The share of bandwidth reachable with `warps_per_sm` resident warps (<= 1).
 double LatencyHiding(int64_t warps_per_sm);
+
+/// Little's law: the share of the bandwidth that `bytes_in_flight` (all SMs together) keep
+/// busy, against the device's memory latency x bandwidth, or against `read_bytes` when the
+/// kernel reads fewer (it cannot have more in flight than all of them). 0 when the device
+/// has no latency figure (`DeviceInfo::memory_latency_ns`).
+double LatencyCoverage(double bytes_in_flight, double read_bytes,
+                       const emitters::DeviceInfo& device);
 
 /// XLA's compute time: flops / (clock x 2 x min(blocks, SMs) x min(threads, 128)), in µs.
 double ComputeTimeUs(double flops, int64_t blocks, int64_t threads_per_block, int64_t sm_count,

@@ -1,7 +1,12 @@
 #include "db/export.h"
 
+#include <cmath>
+#include <limits>
 #include <map>
 #include <set>
+#include <tuple>
+
+#include "db/verdicts.h"
 
 namespace tilesmith::db {
 namespace {
@@ -219,6 +224,58 @@ Expected<MeasurementRecord> ParseMeasurement(const json& item, const std::string
   return m;
 }
 
+// A bound of a verdict's interval; an infinite one (too few rounds) travels as null.
+json BoundJson(double bound) { return std::isfinite(bound) ? json(bound) : json(nullptr); }
+
+json VerdictToJson(const VerdictRecord& v) {
+  return {{"fingerprint", v.key.fingerprint},
+          {"device_key", v.key.device_key},
+          {"compiler_version", v.key.compiler_version},
+          {"best_config", v.best_config},
+          {"chosen_config", v.chosen_config},
+          {"chosen_is_default", v.chosen_is_default},
+          {"chosen_median_us", v.chosen_median_us},
+          {"default_median_us", v.default_median_us},
+          {"speedup", v.speedup},
+          {"speedup_low", BoundJson(v.speedup_low)},
+          {"speedup_high", BoundJson(v.speedup_high)},
+          {"confidence", v.confidence},
+          {"significant", v.significant},
+          {"rounds", v.rounds},
+          {"method", v.method},
+          {"reason", v.reason},
+          {"details", v.details},
+          {"decided_at", v.decided_at},
+          {"job_id", v.job_id}};
+}
+
+Expected<VerdictRecord> ParseVerdict(const json& item, const std::string& path) {
+  FieldReader read(item, path);
+  VerdictRecord v;
+  v.key = {read.RequiredString("fingerprint"), read.RequiredString("device_key"),
+           read.RequiredString("compiler_version")};
+  v.best_config = read.Value("best_config", json::object());
+  v.chosen_config = read.Value("chosen_config", json::object());
+  v.chosen_is_default = read.Bool("chosen_is_default");
+  v.chosen_median_us = read.Number("chosen_median_us");
+  v.default_median_us = read.Number("default_median_us");
+  v.speedup = read.Number("speedup");
+  v.speedup_low = read.OptionalNumber("speedup_low").value_or(0);
+  v.speedup_high =
+      read.OptionalNumber("speedup_high").value_or(std::numeric_limits<double>::infinity());
+  v.confidence = read.Number("confidence");
+  v.significant = read.Bool("significant");
+  v.rounds = read.Int("rounds");
+  v.method = read.String("method");
+  v.reason = read.String("reason");
+  v.details = read.Value("details", json::object());
+  v.decided_at = read.RequiredString("decided_at");
+  v.job_id = read.String("job_id");
+  if (read.status()) read.Check(ValidateVerdict(v), "");
+  TS_RETURN_IF_ERROR(read.status());
+  return v;
+}
+
 Status CheckHeader(const json& document) {
   if (!document.is_object()) return InvalidArgument("a results export must be a JSON object");
   auto format = document.find("format");
@@ -349,10 +406,29 @@ Expected<json> ExportResults(ResultStore& store, const ResultFilter& filter) {
   }
   json config_list = json::array();
   for (auto& [key, config] : configs) config_list.push_back(std::move(config));
-  return json{{"format", kExportFormat},           {"schema_version", kSchemaVersion},
-              {"exported_at", UtcNow()},           {"compiler_versions", compiler_versions},
-              {"devices", std::move(devices)},     {"kernels", std::move(kernels)},
-              {"configs", std::move(config_list)}, {"measurements", std::move(measurement_list)}};
+  // The newest verdict of every key measured: an answer's `significant` travels with it.
+  std::set<std::tuple<std::string, std::string, std::string>> key_set;
+  for (const MeasurementRecord& m : measurements) {
+    key_set.emplace(m.key.fingerprint, m.key.device_key, m.key.compiler_version);
+  }
+  std::vector<ResultKey> keys;
+  for (const auto& [fingerprint, device_key, compiler_version] : key_set) {
+    keys.push_back({fingerprint, device_key, compiler_version});
+  }
+  TS_ASSIGN_OR_RETURN(std::vector<std::optional<VerdictRecord>> verdicts, store.Verdicts(keys));
+  json verdict_list = json::array();
+  for (const std::optional<VerdictRecord>& verdict : verdicts) {
+    if (verdict) verdict_list.push_back(VerdictToJson(*verdict));
+  }
+  return json{{"format", kExportFormat},
+              {"schema_version", kSchemaVersion},
+              {"exported_at", UtcNow()},
+              {"compiler_versions", compiler_versions},
+              {"devices", std::move(devices)},
+              {"kernels", std::move(kernels)},
+              {"configs", std::move(config_list)},
+              {"measurements", std::move(measurement_list)},
+              {"verdicts", std::move(verdict_list)}};
 }
 
 Expected<ImportSummary> ImportResults(ResultStore& store, const json& document) {
@@ -384,6 +460,14 @@ Expected<ImportSummary> ImportResults(ResultStore& store, const json& document) 
         return OkStatus();
       }));
 
+  std::vector<VerdictRecord> verdicts;
+  TS_RETURN_IF_ERROR(
+      ForEachEntry(document, "verdicts", [&](const json& item, const std::string& path) -> Status {
+        TS_ASSIGN_OR_RETURN(VerdictRecord verdict, ParseVerdict(item, path));
+        verdicts.push_back(std::move(verdict));
+        return OkStatus();
+      }));
+
   TS_RETURN_IF_ERROR(CheckReferences(store, devices, kernels, measurements));
 
   ImportSummary summary;
@@ -398,6 +482,17 @@ Expected<ImportSummary> ImportResults(ResultStore& store, const json& document) 
   TS_ASSIGN_OR_RETURN(BatchResult batch, store.RecordBatch(measurements));
   summary.measurements_added = batch.inserted;
   summary.measurements_present = static_cast<int64_t>(measurements.size()) - batch.inserted;
+  // A verdict is added when it is newer than its key's newest: importing again adds none.
+  for (const VerdictRecord& verdict : verdicts) {
+    std::vector<ResultKey> key = {verdict.key};
+    TS_ASSIGN_OR_RETURN(std::vector<std::optional<VerdictRecord>> newest, store.Verdicts(key));
+    if (newest.front() && newest.front()->decided_at >= verdict.decided_at) {
+      ++summary.verdicts_present;
+      continue;
+    }
+    TS_RETURN_IF_ERROR(store.RecordVerdict(verdict));
+    ++summary.verdicts_added;
+  }
   return summary;
 }
 

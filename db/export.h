@@ -9,7 +9,16 @@
 //    "measurements": [{"uid", "fingerprint", "config_hash", "device_key", "compiler_version",
 //                      "is_default", "status", "message", "median_us", "p20_us", "p80_us",
 //                      "min_us", "max_us", "times_us", "compile_stats", "verification_error",
-//                      "measured_at", "job_id"}]}
+//                      "measured_at", "job_id"}],
+//    "verdicts": [{"fingerprint", "device_key", "compiler_version", "best_config",
+//                  "chosen_config", "chosen_is_default", "chosen_median_us",
+//                  "default_median_us", "speedup", "speedup_low", "speedup_high",
+//                  "confidence", "significant", "rounds", "method", "reason", "details",
+//                  "decided_at", "job_id"}]}
+//
+// `verdicts` holds the newest noise-aware verdict of every key exported (db/verdicts.h), so
+// an answer's `significant` survives a move between databases; an export without it (from
+// before verdicts) imports as before.
 //
 // Timing fields are absent for a trial that was not timed; verification_error and job_id
 // are null when unknown. Works over any store's results role (ResultStore).
@@ -43,6 +52,8 @@ struct ImportSummary {
   int64_t kernels_added = 0;
   int64_t measurements_added = 0;
   int64_t measurements_present = 0;  ///< Same uid already stored.
+  int64_t verdicts_added = 0;
+  int64_t verdicts_present = 0;  ///< The key already had a verdict as new.
 };
 
 /// Merges an export into `store`. The whole document is checked before anything is written

@@ -24,6 +24,11 @@ class JobStore {
   /// Inserts or replaces the job with `job.id` (created_at kept from the first write,
   /// updated_at set now). Durable when it returns.
   virtual Status PutJob(const JobRecord& job) = 0;
+  /// Writes `job`'s state, progress, result and error only while the stored job is still
+  /// queued or running, in one statement, so that an update racing a cancellation (or a
+  /// late one from a worker that lost its job) never overwrites a final state. Returns
+  /// whether the job was updated (false: it is final, or unknown).
+  virtual Expected<bool> UpdateActiveJob(const JobRecord& job) = 0;
   virtual Expected<std::optional<JobRecord>> GetJob(std::string_view id) = 0;
   /// Jobs in one of `states` (every job when empty), oldest first.
   virtual Expected<std::vector<JobRecord>> ListJobs(std::span<const JobState> states) = 0;

@@ -74,6 +74,26 @@ Status PostgresStore::PutJob(const JobRecord& job) {
   });
 }
 
+Expected<bool> PostgresStore::UpdateActiveJob(const JobRecord& job) {
+  TS_RETURN_IF_ERROR(ValidateJob(job));
+  Params params;
+  params.AddAll(JobStateName(job.state), job.progress.dump());
+  if (job.result.is_null()) {
+    params.Add(std::nullopt);
+  } else {
+    params.Add(job.result.dump());
+  }
+  params.AddAll(job.error, UtcNow(), job.id);
+  std::lock_guard lock(mutex_);
+  TS_ASSIGN_OR_RETURN(Result updated,
+                      connection_->Execute("UPDATE jobs SET state = $1, progress = $2, "
+                                           "result = $3, error = $4, updated_at = $5 "
+                                           "WHERE id = $6 AND state IN ('queued', 'running') "
+                                           "RETURNING id",
+                                           params));
+  return updated.rows() > 0;
+}
+
 Expected<std::optional<JobRecord>> PostgresStore::GetJob(std::string_view id) {
   std::lock_guard lock(mutex_);
   TS_ASSIGN_OR_RETURN(Result found, connection_->Execute("SELECT " + std::string(kJobColumns) +

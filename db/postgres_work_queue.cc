@@ -231,6 +231,18 @@ Status PostgresStore::ReleaseUnit(const Lease& lease) {
       });
 }
 
+Expected<int64_t> PostgresStore::CancelUnits(std::string_view job_id, std::string_view reason) {
+  std::lock_guard lock(mutex_);
+  TS_ASSIGN_OR_RETURN(
+      Result updated,
+      connection_->Execute("UPDATE work_units SET state = 'failed', error = $1, lease_expires_ms = "
+                           "0, updated_at = $2 WHERE job_id = $3 AND (state = 'queued' OR (state = "
+                           "'leased' AND lease_expires_ms <= " +
+                               std::string(kNowMs) + ")) RETURNING id",
+                           Params().AddAll(reason, UtcNow(), job_id)));
+  return static_cast<int64_t>(updated.rows());
+}
+
 Expected<std::vector<WorkUnit>> PostgresStore::ListUnits(std::string_view job_id) {
   std::lock_guard lock(mutex_);
   TS_ASSIGN_OR_RETURN(Result found, connection_->Execute("SELECT " + std::string(kUnitColumns) +

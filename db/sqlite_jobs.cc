@@ -78,6 +78,32 @@ Status SqliteStore::PutJob(const JobRecord& job) {
   });
 }
 
+Expected<bool> SqliteStore::UpdateActiveJob(const JobRecord& job) {
+  TS_RETURN_IF_ERROR(ValidateJob(job));
+  std::lock_guard lock(mutex_);
+  bool updated = false;
+  TS_RETURN_IF_ERROR(connection_->WriteTransaction("updating job " + job.id, [&]() -> Status {
+    TS_ASSIGN_OR_RETURN(
+        Statement update,
+        connection_->Prepare("UPDATE jobs SET state = ?, progress = ?, result = ?, error = ?, "
+                             "updated_at = ? WHERE id = ? AND state IN ('queued', 'running')"));
+    update.Bind(1, JobStateName(job.state));
+    update.Bind(2, job.progress.dump());
+    if (job.result.is_null()) {
+      update.Bind(3, std::nullopt);
+    } else {
+      update.Bind(3, job.result.dump());
+    }
+    update.Bind(4, job.error);
+    update.Bind(5, UtcNow());
+    update.Bind(6, job.id);
+    TS_RETURN_IF_ERROR(update.Run());
+    updated = sqlite3_changes(connection_->handle()) > 0;
+    return OkStatus();
+  }));
+  return updated;
+}
+
 Expected<std::optional<JobRecord>> SqliteStore::GetJob(std::string_view id) {
   std::lock_guard lock(mutex_);
   TS_ASSIGN_OR_RETURN(Statement query, connection_->Prepare("SELECT " + std::string(kJobColumns) +

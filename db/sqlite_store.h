@@ -59,6 +59,7 @@ class SqliteStore final : public Store {
 
   // JobStore (db/sqlite_jobs.cc)
   Status PutJob(const JobRecord& job) override;
+  Expected<bool> UpdateActiveJob(const JobRecord& job) override;
   Expected<std::optional<JobRecord>> GetJob(std::string_view id) override;
   Expected<std::vector<JobRecord>> ListJobs(std::span<const JobState> states) override;
   Expected<std::map<std::string, int64_t>> CountJobs() override;
@@ -86,6 +87,7 @@ class SqliteStore final : public Store {
                       const nlohmann::json& result) override;
   Expected<UnitState> FailUnit(const Lease& lease, std::string_view reason) override;
   Status ReleaseUnit(const Lease& lease) override;
+  Expected<int64_t> CancelUnits(std::string_view job_id, std::string_view reason) override;
   Expected<std::vector<WorkUnit>> ListUnits(std::string_view job_id) override;
   Expected<UnitCounts> CountUnits(std::string_view job_id) override;
   Status PutAgent(const AgentRecord& agent) override;

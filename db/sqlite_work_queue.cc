@@ -239,6 +239,25 @@ Status SqliteStore::ReleaseUnit(const Lease& lease) {
       });
 }
 
+Expected<int64_t> SqliteStore::CancelUnits(std::string_view job_id, std::string_view reason) {
+  std::lock_guard lock(mutex_);
+  int64_t cancelled = 0;
+  TS_RETURN_IF_ERROR(connection_->WriteTransaction(
+      "cancelling the units of job " + std::string(job_id), [&]() -> Status {
+        TS_ASSIGN_OR_RETURN(
+            Statement update,
+            connection_->Prepare("UPDATE work_units SET state = 'failed', error = ?, "
+                                 "lease_expires_ms = 0, updated_at = ? WHERE job_id = ? AND "
+                                 "(state = 'queued' OR (state = 'leased' AND lease_expires_ms <= " +
+                                 std::string(kNowMs) + "))"));
+        update.BindAll(reason, UtcNow(), job_id);
+        TS_RETURN_IF_ERROR(update.Run());
+        cancelled = sqlite3_changes(connection_->handle());
+        return OkStatus();
+      }));
+  return cancelled;
+}
+
 Expected<std::vector<WorkUnit>> SqliteStore::ListUnits(std::string_view job_id) {
   std::lock_guard lock(mutex_);
   TS_ASSIGN_OR_RETURN(

@@ -112,6 +112,9 @@ Expected<std::vector<std::optional<VerdictRecord>>> StagedStore::Verdicts(
   return below_.Verdicts(keys);
 }
 Status StagedStore::PutJob(const JobRecord& job) { return below_.PutJob(job); }
+Expected<bool> StagedStore::UpdateActiveJob(const JobRecord& job) {
+  return below_.UpdateActiveJob(job);
+}
 Expected<std::optional<JobRecord>> StagedStore::GetJob(std::string_view id) {
   return below_.GetJob(id);
 }
@@ -159,6 +162,9 @@ Expected<UnitState> StagedStore::FailUnit(const Lease& lease, std::string_view r
   return below_.FailUnit(lease, reason);
 }
 Status StagedStore::ReleaseUnit(const Lease& lease) { return below_.ReleaseUnit(lease); }
+Expected<int64_t> StagedStore::CancelUnits(std::string_view job_id, std::string_view reason) {
+  return below_.CancelUnits(job_id, reason);
+}
 Expected<std::vector<WorkUnit>> StagedStore::ListUnits(std::string_view job_id) {
   return below_.ListUnits(job_id);
 }

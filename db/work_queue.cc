@@ -45,6 +45,11 @@ Status ValidateUnit(const WorkUnit& unit) {
   return OkStatus();
 }
 
+std::string ArchitectureKeyPrefix(const DeviceRecord& device) {
+  bool bare = device.compute_capability.empty() || device.compute_capability == device.target;
+  return (bare ? device.target : device.target + ":" + device.compute_capability) + ", ";
+}
+
 bool UnitMatchesDevice(std::string_view unit_key, bool match_prefix, std::string_view device_key) {
   return match_prefix ? device_key.starts_with(unit_key) : device_key == unit_key;
 }

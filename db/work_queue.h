@@ -111,6 +111,10 @@ class WorkQueue {
   /// Gives a unit back unfinished (its agent is stopping): queued again at once, no failure
   /// counted. Refused when the lease is not held.
   virtual Status ReleaseUnit(const Lease& lease) = 0;
+  /// Fails, with `reason` as their error, the job's units that no live lease holds (queued,
+  /// or leased past expiry): the job was cancelled. A unit an agent is running is left to
+  /// it. Returns how many were failed.
+  virtual Expected<int64_t> CancelUnits(std::string_view job_id, std::string_view reason) = 0;
   /// The units of a job by sequence (every unit when `job_id` is empty).
   virtual Expected<std::vector<WorkUnit>> ListUnits(std::string_view job_id) = 0;
   /// Counts of a job's units (the whole queue when `job_id` is empty).
@@ -126,6 +130,10 @@ Status ValidateUnit(const WorkUnit& unit);
 
 /// Whether a unit for `unit_key` (a prefix when `match_prefix`) may run on `device_key`.
 bool UnitMatchesDevice(std::string_view unit_key, bool match_prefix, std::string_view device_key);
+
+/// The key prefix that admits every device of `device`'s architecture ("cuda:sm_90, "): a
+/// unit for it, with `match_prefix`, runs on any H100 whatever its clocks, driver or model.
+std::string ArchitectureKeyPrefix(const DeviceRecord& device);
 
 /// The message of a refused commit or renewal, naming the unit and attempt.
 std::string LeaseLostMessage(const Lease& lease);

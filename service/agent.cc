@@ -4,6 +4,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <thread>
 
 #include "compiler/hlo/canonical.h"
@@ -11,6 +12,8 @@
 #include "db/open_store.h"
 #include "db/staged_store.h"
 #include "db/work_lock.h"
+#include "service/job_report.h"
+#include "service/jobs.h"
 #include "tuner/backends/runner.h"
 #include "tuner/layouts.h"
 #include "tuner/session.h"
@@ -145,11 +148,23 @@ class Agent {
       return;
     }
     ++stats_.failed;
+    if (report_ != nullptr && *state == db::UnitState::kQueued) report_->Requeued(reason);
+    if (report_ != nullptr && *state == db::UnitState::kFailed) {
+      auto units = store_.ListUnits(unit.job_id);
+      report_->Failed(units && !units->empty() ? units->front().error : reason);
+    }
     Log("unit " + std::to_string(unit.id) + " (" + unit.name + ") failed: " + reason + "; now " +
         std::string(db::UnitStateName(*state)));
   }
 
   void RunUnit(const db::WorkUnit& unit) {
+    std::optional<JobReport> report;
+    report_ = nullptr;
+    RunUnit(unit, report);
+    report_ = nullptr;
+  }
+
+  void RunUnit(const db::WorkUnit& unit, std::optional<JobReport>& report) {
     db::Lease lease{unit.id, unit.attempt, unit.owner};
     Log("claimed unit " + std::to_string(unit.id) + " (" + unit.name + ", attempt " +
         std::to_string(unit.attempt) + (unit.reclaims > 0 ? ", taken over" : "") + ")");
@@ -162,6 +177,18 @@ class Agent {
       return Fail(lease, unit,
                   "enqueued by tilesmith " + settings->compiler_version + ", this agent is " +
                       options_.compiler_version + " (run one version across the fleet)");
+    }
+    if (settings->service_job) {
+      report.emplace(store_, unit.job_id);
+      auto begun = report->Begin(options_.name);
+      if (!begun) return Fail(lease, unit, begun.error().message);
+      report_ = &*report;
+      if (!*begun) {
+        Status skipped = store_.CompleteUnit(lease, {}, {{"cancelled", true}});
+        Log("unit " + std::to_string(unit.id) + ": its job was cancelled; " +
+            (skipped ? "skipped" : "not skipped: " + skipped.error().message));
+        return;
+      }
     }
     auto module = hlo::ParseHloModule(unit.fusion_text, "unit " + std::to_string(unit.id));
     if (!module) return Fail(lease, unit, module.error().message);
@@ -190,6 +217,7 @@ class Agent {
     options.source_format = settings->source_format;
     options.time_on_device = true;  // only targets that can tune claim units
     options.job_id = unit.job_id;
+    options.configs = settings->configs;
     std::string free_layouts;
     for (const std::string& name : settings->free_layouts) {
       free_layouts += (free_layouts.empty() ? "" : ",") + name;
@@ -203,7 +231,15 @@ class Agent {
     db::StagedStore staged(store_);
     auto started = Clock::now();
     db::LeaseHeartbeat heartbeat(heartbeat_store_, lease, options_.lease_ms);
-    options.should_stop = [&] { return stop_.load() || heartbeat.lost(); };
+    options.should_stop = [&] {
+      return stop_.load() || heartbeat.lost() || (report_ != nullptr && report_->Cancelled());
+    };
+    if (report_ != nullptr) {
+      options.on_progress = [&](const tuner::TuneProgress& progress) {
+        report_->Progress(progress);
+      };
+      options.on_stage = [&](const std::string& stage) { report_->Stage(stage); };
+    }
     auto result =
         tuner::Tune(**module, target->device, &staged, options_.compiler_version, options);
     double seconds = std::chrono::duration<double>(Clock::now() - started).count();
@@ -216,18 +252,32 @@ class Agent {
     }
     if (stop_) {
       Status released = store_.ReleaseUnit(lease);
+      if (released && report_ != nullptr)
+        report_->Requeued("its agent " + options_.name + " stopped");
       Log("stopping: unit " + std::to_string(unit.id) +
           (released ? " given back to the queue"
                     : " left to another agent once its lease expires (" + released.error().message +
                           ")"));
       return;
     }
+    if (report_ != nullptr && report_->Cancelled()) {
+      // What the cancelled job measured is kept, as a server running it itself keeps it.
+      json cancelled = result ? JobResultJson(*result) : json::object();
+      cancelled["cancelled"] = true;
+      Commit(lease, unit, staged, cancelled);
+      return;
+    }
     if (!result) return Fail(lease, unit, result.error().message);
-    Commit(lease, unit, staged, TuneResultJson(*result, seconds));
+    if (report_ == nullptr) {
+      Commit(lease, unit, staged, TuneResultJson(*result, seconds));
+      return;
+    }
+    json job_result = JobResultJson(*result);
+    if (Commit(lease, unit, staged, job_result)) report_->Done(*result, job_result);
   }
 
   // Commits the unit, waiting out an unreachable database while the lease may still hold.
-  void Commit(const db::Lease& lease, const db::WorkUnit& unit, const db::StagedStore& staged,
+  bool Commit(const db::Lease& lease, const db::WorkUnit& unit, const db::StagedStore& staged,
               const json& result) {
     std::vector<db::MeasurementRecord> measurements = staged.staged();
     auto deadline = Clock::now() + std::chrono::milliseconds(options_.lease_ms);
@@ -242,7 +292,7 @@ class Agent {
         } else {
           Fail(lease, unit, "commit failed: " + done.error().message);
         }
-        return;
+        return false;
       }
       ++stats_.db_errors;
       SleepUnlessStopped(backoff_s, stop_);
@@ -261,6 +311,7 @@ class Agent {
       options_.on_commit(
           {unit.fingerprint, result.value("device", std::string()), options_.compiler_version});
     }
+    return true;
   }
 
   const AgentOptions& options_;
@@ -270,6 +321,7 @@ class Agent {
   std::vector<std::string> keys_;
   std::string started_at_ = db::UtcNow();
   AgentStats stats_;
+  JobReport* report_ = nullptr;  // the job of the unit running, when a server queued it
 };
 
 }  // namespace
@@ -287,7 +339,9 @@ json UnitTuneSettings::ToJson() const {
           {"rep_ms", measure.budget_ms},
           {"timeout_ms", measure.timeout_ms},
           {"flush", measure.flush_bytes >= 0},
-          {"free_layouts", free_layouts}};
+          {"free_layouts", free_layouts},
+          {"service_job", service_job},
+          {"configs", configs}};
 }
 
 Expected<UnitTuneSettings> UnitTuneSettings::FromJson(const json& payload) {
@@ -306,6 +360,8 @@ Expected<UnitTuneSettings> UnitTuneSettings::FromJson(const json& payload) {
     settings.measure.timeout_ms = payload.value("timeout_ms", settings.measure.timeout_ms);
     settings.measure.flush_bytes = payload.value("flush", true) ? 0 : -1;
     settings.free_layouts = payload.value("free_layouts", settings.free_layouts);
+    settings.service_job = payload.value("service_job", settings.service_job);
+    settings.configs = payload.value("configs", settings.configs);
   } catch (const json::exception& e) {
     return InvalidArgument(std::string("work unit payload: ") + e.what());
   }

@@ -21,7 +21,8 @@
 namespace tilesmith::service {
 
 /// How a unit's payload asks for a tune: written by whoever enqueues (`sweep
-/// --distribute`), read by the agent. Absent fields take the tuner's defaults.
+/// --distribute`, a server's queued job), read by the agent. Absent fields take the tuner's
+/// defaults.
 struct UnitTuneSettings {
   std::string target;  ///< As the enqueuer named it ("host", "cuda:sm_90"), for people.
   std::string source_format = "hlo";
@@ -33,6 +34,12 @@ struct UnitTuneSettings {
   int64_t batch = 8;
   tuner::MeasureOptions measure;
   std::vector<std::string> free_layouts;
+  /// The unit runs a job a server queued (POST /v1/tune), whose id is the unit's job id: the
+  /// agent writes the job's progress and end into its record, and stops when it is cancelled.
+  bool service_job = false;
+  /// A batch of a split tune: exactly these configs (hashes), no confirmation
+  /// (tuner::TuneOptions::configs). Empty: the whole tune.
+  std::vector<std::string> configs;
 
   nlohmann::json ToJson() const;
   static Expected<UnitTuneSettings> FromJson(const nlohmann::json& payload);

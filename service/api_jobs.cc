@@ -56,6 +56,10 @@ Expected<json> Api::TuneOptionsOf(const json& body) const {
     if (!seed->is_number_unsigned()) return InvalidArgument("\"seed\" must be an integer >= 0");
     options["seed"] = *seed;
   }
+  if (auto any = body.find("any_device"); any != body.end()) {
+    if (!any->is_boolean()) return InvalidArgument("\"any_device\" must be true or false");
+    if (any->get<bool>()) options["any_device"] = true;  // absent otherwise: same job key
+  }
   if (auto layouts = body.find("free_layouts"); layouts != body.end()) {
     json list = json::array();
     if (layouts->is_string()) {
@@ -108,10 +112,9 @@ Expected<Submitted> Api::SubmitJob(const json& body, const json& defaults, int* 
                          " elements, over this server's cap of " +
                          std::to_string(options_.max_tensor_elements) + " for tuning");
   }
-  if (!target->can_tune) {
+  if (std::string refusal = jobs_.Refusal(*target); !refusal.empty()) {
     *error_status = 409;
-    return MakeError(ErrorCode::kFailedPrecondition,
-                     "target '" + target->name + "' " + target->note);
+    return MakeError(ErrorCode::kFailedPrecondition, refusal);
   }
   std::string free_layouts;
   for (const json& output : options["free_layouts"]) {

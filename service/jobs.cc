@@ -1,8 +1,12 @@
 #include "service/jobs.h"
 
 #include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <deque>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <thread>
 
 #include "compiler/hlo/canonical.h"
@@ -24,7 +28,9 @@ using nlohmann::json;
 // Runs of a job whose process ended before the job did, after which it is failed.
 constexpr int64_t kMaxUnfinishedRuns = 2;
 
-json ProgressJson(const tuner::TuneProgress& progress) {
+}  // namespace
+
+json JobProgressJson(const tuner::TuneProgress& progress) {
   return {
       {"compiled", progress.compiled},
       {"measured", progress.measured},
@@ -34,7 +40,7 @@ json ProgressJson(const tuner::TuneProgress& progress) {
       {"best_config", progress.best_median_us ? progress.best_config : json(nullptr)}};
 }
 
-json ResultJson(const tuner::TuneResult& result) {
+json JobResultJson(const tuner::TuneResult& result) {
   return {{"fingerprint", result.fingerprint},
           {"device", result.device_key},
           {"compiler_version", result.compiler_version},
@@ -54,8 +60,6 @@ json ResultJson(const tuner::TuneResult& result) {
           {"search_best", tuner::SummaryJson(result.search_best)}};
 }
 
-}  // namespace
-
 json JobJson(const db::JobRecord& job) {
   json out = {{"id", job.id},
               {"state", db::JobStateName(job.state)},
@@ -74,28 +78,81 @@ json JobJson(const db::JobRecord& job) {
   return out;
 }
 
-JobManager::JobManager(db::Store& store, JobEnvironment environment,
-                       std::vector<ServedTarget> targets, Metrics& metrics,
-                       std::function<void(const db::ResultKey&)> on_commit)
+namespace {
+
+class LocalJobManager final : public JobManager {
+ public:
+  LocalJobManager(db::Store& store, JobEnvironment environment, std::vector<ServedTarget> targets,
+                  Metrics& metrics, std::function<void(const db::ResultKey&)> on_commit);
+  ~LocalJobManager() override;
+
+  Status Start() override;
+  void Stop() override;
+  std::string Refusal(const ServedTarget& target) const override;
+  Expected<Submitted> Submit(const JobRequest& request) override;
+  Expected<std::optional<db::JobRecord>> Get(const std::string& id) override;
+  Expected<std::pair<CancelOutcome, std::optional<db::JobRecord>>> Cancel(
+      const std::string& id) override;
+  bool WhenFinished(const std::string& id, std::function<void(const db::JobRecord&)> done) override;
+  Expected<std::map<std::string, int64_t>> CountByState() override;
+
+ private:
+  struct Active {
+    db::JobRecord record;
+    std::atomic<bool> cancel = false;
+    std::vector<std::function<void(const db::JobRecord&)>> waiters;
+  };
+
+  void RunQueue(const std::string& target);
+  void RunJob(const std::shared_ptr<Active>& job, const ServedTarget& target);
+  // Writes the record (logging a failure: the in-memory state stays authoritative).
+  void Persist(const db::JobRecord& record);
+  // Finishes a job that reached a final state: persists, tells waiters, forgets it.
+  void Finish(const std::shared_ptr<Active>& job, std::unique_lock<std::mutex>& lock);
+  const ServedTarget* FindTarget(const std::string& name) const;
+
+  db::Store& store_;
+  JobEnvironment environment_;
+  std::vector<ServedTarget> targets_;
+  Metrics& metrics_;
+  std::function<void(const db::ResultKey&)> on_commit_;
+  const std::string lock_owner_ = db::ProcessOwnerName("serve");
+
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::atomic<bool> stopping_ = false;
+  bool started_ = false;
+  std::map<std::string, std::shared_ptr<Active>> active_;  // by id
+  std::map<std::string, std::deque<std::string>> queues_;  // by target name
+  std::vector<std::thread> threads_;
+};
+
+LocalJobManager::LocalJobManager(db::Store& store, JobEnvironment environment,
+                                 std::vector<ServedTarget> targets, Metrics& metrics,
+                                 std::function<void(const db::ResultKey&)> on_commit)
     : store_(store),
       environment_(std::move(environment)),
       targets_(std::move(targets)),
       metrics_(metrics),
       on_commit_(std::move(on_commit)) {}
 
-JobManager::~JobManager() { Stop(); }
+LocalJobManager::~LocalJobManager() { Stop(); }
 
-const ServedTarget* JobManager::FindTarget(const std::string& name) const {
+std::string LocalJobManager::Refusal(const ServedTarget& target) const {
+  return target.can_tune ? std::string() : "target '" + target.name + "' " + target.note;
+}
+
+const ServedTarget* LocalJobManager::FindTarget(const std::string& name) const {
   return FindServedTarget(targets_, name);
 }
 
-void JobManager::Persist(const db::JobRecord& record) {
+void LocalJobManager::Persist(const db::JobRecord& record) {
   if (auto written = store_.PutJob(record); !written) {
     TS_LOG(kError) << "job " << record.id << ": " << written.error().message;
   }
 }
 
-Status JobManager::Start() {
+Status LocalJobManager::Start() {
   std::vector<db::JobState> states = {db::JobState::kQueued, db::JobState::kRunning};
   TS_ASSIGN_OR_RETURN(std::vector<db::JobRecord> jobs, store_.ListJobs(states));
   std::lock_guard lock(mutex_);
@@ -142,13 +199,13 @@ Status JobManager::Start() {
     active_[job->record.id] = job;
   }
   for (const ServedTarget& target : targets_) {
-    if (target.can_tune) threads_.emplace_back(&JobManager::RunQueue, this, target.name);
+    if (target.can_tune) threads_.emplace_back(&LocalJobManager::RunQueue, this, target.name);
   }
   started_ = true;
   return OkStatus();
 }
 
-void JobManager::Stop() {
+void LocalJobManager::Stop() {
   {
     std::lock_guard lock(mutex_);
     if (stopping_ && threads_.empty()) return;
@@ -168,7 +225,7 @@ void JobManager::Stop() {
   for (auto& [record, waiter] : calls) waiter(record);
 }
 
-Expected<Submitted> JobManager::Submit(const JobRequest& request) {
+Expected<Submitted> LocalJobManager::Submit(const JobRequest& request) {
   const ServedTarget* target = FindTarget(request.target);
   if (target == nullptr) return InvalidArgument("unknown target '" + request.target + "'");
   if (!target->can_tune) {
@@ -212,7 +269,7 @@ Expected<Submitted> JobManager::Submit(const JobRequest& request) {
   return Submitted{record, false};
 }
 
-Expected<std::optional<db::JobRecord>> JobManager::Get(const std::string& id) {
+Expected<std::optional<db::JobRecord>> LocalJobManager::Get(const std::string& id) {
   {
     std::lock_guard lock(mutex_);
     auto found = active_.find(id);
@@ -221,7 +278,7 @@ Expected<std::optional<db::JobRecord>> JobManager::Get(const std::string& id) {
   return store_.GetJob(id);
 }
 
-Expected<std::pair<CancelOutcome, std::optional<db::JobRecord>>> JobManager::Cancel(
+Expected<std::pair<CancelOutcome, std::optional<db::JobRecord>>> LocalJobManager::Cancel(
     const std::string& id) {
   std::unique_lock lock(mutex_);
   auto found = active_.find(id);
@@ -242,8 +299,8 @@ Expected<std::pair<CancelOutcome, std::optional<db::JobRecord>>> JobManager::Can
   return std::pair{stored ? CancelOutcome::kAlreadyFinal : CancelOutcome::kNotFound, stored};
 }
 
-bool JobManager::WhenFinished(const std::string& id,
-                              std::function<void(const db::JobRecord&)> done) {
+bool LocalJobManager::WhenFinished(const std::string& id,
+                                   std::function<void(const db::JobRecord&)> done) {
   {
     std::lock_guard lock(mutex_);
     auto found = active_.find(id);
@@ -258,9 +315,12 @@ bool JobManager::WhenFinished(const std::string& id,
   return true;
 }
 
-Expected<std::map<std::string, int64_t>> JobManager::CountByState() { return store_.CountJobs(); }
+Expected<std::map<std::string, int64_t>> LocalJobManager::CountByState() {
+  return store_.CountJobs();
+}
 
-void JobManager::Finish(const std::shared_ptr<Active>& job, std::unique_lock<std::mutex>& lock) {
+void LocalJobManager::Finish(const std::shared_ptr<Active>& job,
+                             std::unique_lock<std::mutex>& lock) {
   job->record.updated_at = db::UtcNow();
   Persist(job->record);  // under the lock, so Get never sees an older state in the database
   active_.erase(job->record.id);
@@ -272,7 +332,7 @@ void JobManager::Finish(const std::shared_ptr<Active>& job, std::unique_lock<std
   lock.lock();
 }
 
-void JobManager::RunQueue(const std::string& target_name) {
+void LocalJobManager::RunQueue(const std::string& target_name) {
   const ServedTarget* target = FindTarget(target_name);
   std::unique_lock lock(mutex_);
   while (true) {
@@ -292,7 +352,7 @@ void JobManager::RunQueue(const std::string& target_name) {
   }
 }
 
-void JobManager::RunJob(const std::shared_ptr<Active>& job, const ServedTarget& target) {
+void LocalJobManager::RunJob(const std::shared_ptr<Active>& job, const ServedTarget& target) {
   const std::string id = job->record.id;  // fields read here never change while running
   auto finish = [&](db::JobState state, std::string error, json result) {
     std::unique_lock lock(mutex_);
@@ -393,7 +453,7 @@ void JobManager::RunJob(const std::shared_ptr<Active>& job, const ServedTarget& 
     last_failed = std::max(last_failed, progress.failed);
     {
       std::lock_guard lock(mutex_);
-      job->record.progress = ProgressJson(progress);
+      job->record.progress = JobProgressJson(progress);
       job->record.updated_at = db::UtcNow();
       Persist(job->record);
     }
@@ -431,10 +491,19 @@ void JobManager::RunJob(const std::shared_ptr<Active>& job, const ServedTarget& 
       progress["best_config"] = result->best->config;
     }
   }
-  if (job->cancel) return finish(db::JobState::kCancelled, "", ResultJson(*result));
+  if (job->cancel) return finish(db::JobState::kCancelled, "", JobResultJson(*result));
   if (interrupted) return finish(db::JobState::kQueued, "", nullptr);
   TS_LOG(kInfo) << "job " << id << ": done, " << result->measured_now << " measured";
-  finish(db::JobState::kDone, "", ResultJson(*result));
+  finish(db::JobState::kDone, "", JobResultJson(*result));
+}
+
+}  // namespace
+
+std::unique_ptr<JobManager> MakeLocalJobManager(
+    db::Store& store, JobEnvironment environment, std::vector<ServedTarget> targets,
+    Metrics& metrics, std::function<void(const db::ResultKey&)> on_commit) {
+  return std::make_unique<LocalJobManager>(store, std::move(environment), std::move(targets),
+                                           metrics, std::move(on_commit));
 }
 
 }  // namespace tilesmith::service

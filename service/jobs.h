@@ -1,28 +1,28 @@
-// The service's tuning jobs: durable in the database (db/jobs.h), run one at a time per
-// device on a thread of their own (the tuner compiles each batch on its pool), never on
-// an HTTP thread. Identical requests share the active job; a restart resumes queued and
-// running jobs, and the tuner skips every config already committed under the same key.
+// The service's tuning jobs: durable in the database (db/jobs.h), never run on an HTTP
+// thread. On one host they run one at a time per device on a thread of their own (the
+// tuner compiles each batch on its pool); in a fleet they are work units that agents run.
+// Identical requests share the active job; a restart resumes queued and running jobs, and
+// the tuner skips every config already committed under the same key.
 #pragma once
 
-#include <atomic>
-#include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "db/jobs.h"
 #include "db/store.h"
-#include "db/work_lock.h"
 #include "service/metrics.h"
 #include "service/targets.h"
 #include "tuner/measurer.h"
+
+namespace tilesmith::tuner {
+struct TuneProgress;
+struct TuneResult;
+}  // namespace tilesmith::tuner
 
 namespace tilesmith::service {
 
@@ -54,65 +54,56 @@ struct Submitted {
 /// Why Cancel did nothing.
 enum class CancelOutcome { kCancelled, kCancelling, kAlreadyFinal, kNotFound };
 
+/// Runs the service's tuning jobs: on this server's own threads (MakeLocalJobManager), or as
+/// work units of the database's queue for whichever agent has the device
+/// (MakeQueuedJobManager).
 class JobManager {
  public:
-  /// `store` is written by the job threads (it serialises calls); `on_commit` is called with
-  /// a job's fingerprint and device key after each committed batch (to refresh caches).
-  JobManager(db::Store& store, JobEnvironment environment, std::vector<ServedTarget> targets,
-             Metrics& metrics, std::function<void(const db::ResultKey&)> on_commit);
-  ~JobManager();
+  virtual ~JobManager() = default;
 
-  /// Re-queues the database's queued and running jobs and starts one thread per target that
-  /// can tune.
-  Status Start();
-  /// Stops every running job (within about a second, committing what it measured), marks it
-  /// queued again and joins the threads.
-  /// Waiters are told the job as it stands. Idempotent.
-  void Stop();
+  /// Resumes the database's active jobs and starts the manager's threads.
+  virtual Status Start() = 0;
+  /// Stops the threads (a local job commits its batch and is queued again); waiters are
+  /// told the job as it stands. Idempotent.
+  virtual void Stop() = 0;
 
+  /// Why a job for `target` cannot be taken here (empty when it can).
+  virtual std::string Refusal(const ServedTarget& target) const = 0;
   /// Queues a job, or returns the active job with the same key (budget, strategy, seed,
   /// layouts, fusion, device, compiler).
-  Expected<Submitted> Submit(const JobRequest& request);
-  /// The job as it stands: live for active jobs, else from the database.
-  Expected<std::optional<db::JobRecord>> Get(const std::string& id);
+  virtual Expected<Submitted> Submit(const JobRequest& request) = 0;
+  /// The job as it stands (live for active jobs), or none.
+  virtual Expected<std::optional<db::JobRecord>> Get(const std::string& id) = 0;
   /// Cancels a queued job at once; a running one stops after its batch commits.
-  Expected<std::pair<CancelOutcome, std::optional<db::JobRecord>>> Cancel(const std::string& id);
+  virtual Expected<std::pair<CancelOutcome, std::optional<db::JobRecord>>> Cancel(
+      const std::string& id) = 0;
   /// Calls `done` once the job is final (or now, when it already is, or at Stop with the
   /// job as it stands). Returns false when the job does not exist.
-  bool WhenFinished(const std::string& id, std::function<void(const db::JobRecord&)> done);
+  virtual bool WhenFinished(const std::string& id,
+                            std::function<void(const db::JobRecord&)> done) = 0;
   /// Jobs by state, from the database.
-  Expected<std::map<std::string, int64_t>> CountByState();
-
- private:
-  struct Active {
-    db::JobRecord record;
-    std::atomic<bool> cancel = false;
-    std::vector<std::function<void(const db::JobRecord&)>> waiters;
-  };
-
-  void RunQueue(const std::string& target);
-  void RunJob(const std::shared_ptr<Active>& job, const ServedTarget& target);
-  // Writes the record (logging a failure: the in-memory state stays authoritative).
-  void Persist(const db::JobRecord& record);
-  // Finishes a job that reached a final state: persists, tells waiters, forgets it.
-  void Finish(const std::shared_ptr<Active>& job, std::unique_lock<std::mutex>& lock);
-  const ServedTarget* FindTarget(const std::string& name) const;
-
-  db::Store& store_;
-  JobEnvironment environment_;
-  std::vector<ServedTarget> targets_;
-  Metrics& metrics_;
-  std::function<void(const db::ResultKey&)> on_commit_;
-  const std::string lock_owner_ = db::ProcessOwnerName("serve");
-
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  std::atomic<bool> stopping_ = false;
-  bool started_ = false;
-  std::map<std::string, std::shared_ptr<Active>> active_;  // by id
-  std::map<std::string, std::deque<std::string>> queues_;  // by target name
-  std::vector<std::thread> threads_;
+  virtual Expected<std::map<std::string, int64_t>> CountByState() = 0;
 };
+
+/// Runs jobs on this server: one thread per target that can tune, one job at a time each.
+/// `store` is written by the job threads (it serialises calls); `on_commit` is called with a
+/// job's fingerprint and device key after each committed batch (to refresh caches).
+std::unique_ptr<JobManager> MakeLocalJobManager(
+    db::Store& store, JobEnvironment environment, std::vector<ServedTarget> targets,
+    Metrics& metrics, std::function<void(const db::ResultKey&)> on_commit);
+
+/// Queues jobs as work units (db/work_queue.h) for the fleet's agents (service/agent.h),
+/// which write the job's progress and end into the job's record; this server follows them.
+/// A target this server cannot time on is accepted too: its job runs on any agent with a
+/// device of that architecture. `on_commit` is called once a followed job is done.
+std::unique_ptr<JobManager> MakeQueuedJobManager(
+    db::Store& store, JobEnvironment environment, std::vector<ServedTarget> targets,
+    std::function<void(const db::ResultKey&)> on_commit);
+
+/// A tune's end as a job's `result` (and a fleet job's work unit result).
+nlohmann::json JobResultJson(const tuner::TuneResult& result);
+/// A tune's progress as a job's `progress`.
+nlohmann::json JobProgressJson(const tuner::TuneProgress& progress);
 
 /// A job as the API shows it.
 nlohmann::json JobJson(const db::JobRecord& job);

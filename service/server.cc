@@ -265,10 +265,12 @@ Expected<std::unique_ptr<Server>> Server::Start(ServerOptions options) {
   JobEnvironment environment{options.data_dir,         options.worker_binary,
                              options.compiler_version, options.compile_threads,
                              options.batch_size,       options.measure};
-  s.jobs = std::make_unique<JobManager>(*s.writer, environment, targets, s.metrics,
-                                        [&s](const db::ResultKey& key) {
-                                          if (s.api) s.api->Invalidate(key);
-                                        });
+  auto invalidate = [&s](const db::ResultKey& key) {
+    if (s.api) s.api->Invalidate(key);
+  };
+  s.jobs = options.queue_jobs
+               ? MakeQueuedJobManager(*s.writer, environment, targets, invalidate)
+               : MakeLocalJobManager(*s.writer, environment, targets, s.metrics, invalidate);
   ApiOptions api_options{.compiler_version = options.compiler_version,
                          .token = options.token,
                          .db_path = options.db_path,

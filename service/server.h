@@ -39,6 +39,9 @@ struct ServerOptions {
   /// Also run as a fleet agent (service/agent.h): claim work units of the database's queue
   /// for the targets that can tune here.
   bool run_agent = false;
+  /// Put POST /v1/tune jobs in the database's work queue for the fleet's agents (this
+  /// server's own agent included) instead of running them on this server's job threads.
+  bool queue_jobs = false;
   double agent_lease_s = 30;
 };
 

@@ -326,13 +326,16 @@ int Import(const cli::Args& args, db::ResultStore& store) {
     std::cout << json{{"devices_added", summary->devices_added},
                       {"kernels_added", summary->kernels_added},
                       {"measurements_added", summary->measurements_added},
-                      {"measurements_present", summary->measurements_present}}
+                      {"measurements_present", summary->measurements_present},
+                      {"verdicts_added", summary->verdicts_added},
+                      {"verdicts_present", summary->verdicts_present}}
                      .dump(2)
               << "\n";
   } else {
     std::cout << "imported " << summary->measurements_added << " measurements ("
               << summary->measurements_present << " already present), " << summary->kernels_added
-              << " kernels, " << summary->devices_added << " devices\n";
+              << " kernels, " << summary->devices_added << " devices, " << summary->verdicts_added
+              << " verdicts (" << summary->verdicts_present << " already present)\n";
   }
   return kExitOk;
 }

@@ -72,6 +72,12 @@ int RunServe(const cli::Args& args) {
   options.measure.budget_ms = *reps;
   options.run_agent =
       args.Has("agent") || (db::IsPostgresLocation(options.db_path) && !args.Has("no-agent"));
+  if (args.Has("queue-jobs") && args.Has("local-jobs")) {
+    ReportError("--queue-jobs and --local-jobs contradict each other");
+    return kExitUsage;
+  }
+  options.queue_jobs = args.Has("queue-jobs") ||
+                       (db::IsPostgresLocation(options.db_path) && !args.Has("local-jobs"));
   if (args.Has("token-file")) {
     auto token = ReadToken(args.Get("token-file"));
     if (!token) return ReportError(token.error().message);
@@ -127,6 +133,10 @@ Subcommand ServeSubcommand() {
               "also claim and tune the fleet's work units for the targets that can tune here "
               "(the default with a postgresql:// database; docs/fleet.md)")
       .Switch("no-agent", "do not claim the fleet's work units (a server that only answers)")
+      .Switch("queue-jobs",
+              "put POST /v1/tune jobs in the database's work queue for the fleet's agents "
+              "(the default with a postgresql:// database; docs/fleet.md)")
+      .Switch("local-jobs", "run POST /v1/tune jobs on this server's own job threads")
       .Flag("http-threads", "N", "threads answering requests (default 2)")
       .Flag("batch", "N", "candidates a job compiles and commits together (default 4)")
       .Flag("max-space", "N",

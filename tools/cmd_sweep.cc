@@ -353,12 +353,23 @@ int RunSweep(const cli::Args& args) {
   }
 
   InterruptWatch watch;  // before any thread starts, so that every thread inherits the mask
+  if (!args.Has("distribute") && (args.Has("unit-configs") || args.Has("any-device"))) {
+    ReportError(std::string(args.Has("unit-configs") ? "--unit-configs" : "--any-device") +
+                " applies to a distributed sweep: add --distribute");
+    return kExitUsage;
+  }
   if (args.Has("distribute")) {
     DistributeOptions distribute;
     distribute.db_location = db_path;
     distribute.json = args.Has("json");
     distribute.quiet = quiet;
     distribute.any_device = args.Has("any-device");
+    auto unit_configs = args.GetInteger("unit-configs", 0, 0, 1'000'000);
+    if (!unit_configs) {
+      ReportError(unit_configs.error().message);
+      return kExitUsage;
+    }
+    distribute.unit_configs = *unit_configs;
     distribute.interrupted = [&watch] { return watch.interrupted(); };
     return RunDistributedSweep(*sweep, pairs, distribute);
   }
@@ -473,6 +484,10 @@ Subcommand SweepSubcommand() {
       .Switch("any-device",
               "with --distribute: any device of a target's architecture may run its units, "
               "not only the exact device (card, clocks, driver, toolkit)")
+      .Flag("unit-configs", "N",
+            "with --distribute: split each (fusion, target) into units of N configs that "
+            "agents measure at once, then one unit that confirms its winner (exhaustive and "
+            "random strategies; default 0: one unit per pair)")
       .Switch("dry-run", "list the (fusion, target) pairs and their settings; tune nothing")
       .Switch("quiet", "no progress lines on stderr")
       .Switch("json",

@@ -13,6 +13,9 @@
 #include "support/sha256.h"
 #include "tools/commands.h"
 #include "tools/sweep_report.h"
+#include "tuner/layouts.h"
+#include "tuner/space.h"
+#include "tuner/strategy.h"
 
 namespace tilesmith::tools {
 namespace {
@@ -24,10 +27,7 @@ constexpr int64_t kAgentsSeenWithinMs = 60'000;
 
 // The device key a unit asks for: exact, or the architecture's prefix of it.
 std::string UnitDeviceKey(const tuner::Device& device, bool any_device) {
-  const db::DeviceRecord& record = device.record;
-  if (!any_device) return record.Key();
-  bool bare = record.compute_capability.empty() || record.compute_capability == record.target;
-  return (bare ? record.target : record.target + ":" + record.compute_capability) + ", ";
+  return any_device ? db::ArchitectureKeyPrefix(device.record) : device.record.Key();
 }
 
 service::UnitTuneSettings UnitSettings(const SweepPair& pair, const std::string& source_format) {
@@ -49,11 +49,40 @@ service::UnitTuneSettings UnitSettings(const SweepPair& pair, const std::string&
   return unit;
 }
 
-// The units of the sweep, and the job id their content decides.
-Expected<std::pair<std::string, std::vector<db::WorkUnit>>> PlanUnits(
-    const SweepFile& sweep, std::span<const SweepPair> pairs, bool any_device) {
-  std::vector<db::WorkUnit> units;
+// The units of a sweep: `now` are enqueued at once; `held` (the units concluding a pair
+// split into config batches) once every batch is finished. The job id is decided by all.
+struct PlannedUnits {
+  std::string job_id;
+  std::vector<db::WorkUnit> now;
+  std::vector<db::WorkUnit> held;
+};
+
+// The configs (hashes) a pair's tune measures, in its order, for splitting it.
+Expected<std::vector<std::string>> PlannedConfigs(const SweepPair& pair,
+                                                  const LoadedFusion& loaded) {
+  const SweepSettings& settings = pair.fusion->settings;
+  std::string free_layouts;
+  for (const std::string& name : settings.free_layouts) {
+    free_layouts += (free_layouts.empty() ? "" : ",") + name;
+  }
+  TS_ASSIGN_OR_RETURN(tuner::FreeLayouts free,
+                      tuner::ParseFreeLayouts(free_layouts, *loaded.module->fusion()));
+  TS_ASSIGN_OR_RETURN(tuner::Space space,
+                      tuner::BuildSpace(*loaded.module, pair.device->info, free));
+  TS_ASSIGN_OR_RETURN(
+      std::vector<int64_t> order,
+      tuner::PlannedOrder(settings.strategy, space, settings.budget, settings.seed));
+  std::vector<std::string> hashes;
+  for (int64_t index : order) hashes.push_back(space.candidates[index].config_hash);
+  return hashes;
+}
+
+Expected<PlannedUnits> PlanUnits(const SweepFile& sweep, std::span<const SweepPair> pairs,
+                                 bool any_device, int64_t unit_configs) {
+  PlannedUnits planned;
   json identity = json::array();
+  // A pair's concluding unit keeps the pair's index as its sequence; batches come after.
+  int64_t next_batch = static_cast<int64_t>(pairs.size());
   for (size_t i = 0; i < pairs.size(); ++i) {
     const SweepPair& pair = pairs[i];
     TS_ASSIGN_OR_RETURN(LoadedFusion loaded, LoadSweepFusion(*pair.fusion));
@@ -65,15 +94,41 @@ Expected<std::pair<std::string, std::vector<db::WorkUnit>>> PlanUnits(
     unit.fingerprint = fingerprint;
     unit.name = pair.fusion->name;
     unit.fusion_text = hlo::PrintModule(*loaded.module);
-    unit.payload = UnitSettings(pair, loaded.request ? "ascgraph" : "hlo").ToJson();
+    service::UnitTuneSettings settings = UnitSettings(pair, loaded.request ? "ascgraph" : "hlo");
+    unit.payload = settings.ToJson();
     identity.push_back({fingerprint, unit.device_key, unit.payload});
-    units.push_back(std::move(unit));
+    std::vector<std::string> configs;
+    if (unit_configs > 0) {
+      auto plan = PlannedConfigs(pair, loaded);
+      if (!plan) {
+        return MakeError(plan.error().code, pair.fusion->name + " on " + pair.target +
+                                                ": --unit-configs: " + plan.error().message);
+      }
+      configs = std::move(*plan);
+    }
+    if (static_cast<int64_t>(configs.size()) <= unit_configs) {
+      planned.now.push_back(std::move(unit));
+      continue;
+    }
+    for (size_t first = 0; first < configs.size(); first += unit_configs) {
+      size_t last = std::min(configs.size(), first + static_cast<size_t>(unit_configs));
+      db::WorkUnit batch = unit;
+      batch.sequence = next_batch++;
+      batch.name = unit.name + " [configs " + std::to_string(first + 1) + "-" +
+                   std::to_string(last) + " of " + std::to_string(configs.size()) + "]";
+      settings.configs.assign(configs.begin() + first, configs.begin() + last);
+      batch.payload = settings.ToJson();
+      identity.push_back({fingerprint, batch.device_key, batch.payload});
+      planned.now.push_back(std::move(batch));
+    }
+    planned.held.push_back(std::move(unit));
   }
   TS_ASSIGN_OR_RETURN(std::string hash,
                       Sha256Hex(json{{"sweep", sweep.name}, {"units", identity}}.dump()));
-  std::string job_id = "sweep-" + sweep.name + "-" + hash.substr(0, 16);
-  for (db::WorkUnit& unit : units) unit.job_id = job_id;
-  return std::pair{job_id, std::move(units)};
+  planned.job_id = "sweep-" + sweep.name + "-" + hash.substr(0, 16);
+  for (db::WorkUnit& unit : planned.now) unit.job_id = planned.job_id;
+  for (db::WorkUnit& unit : planned.held) unit.job_id = planned.job_id;
+  return planned;
 }
 
 std::string CountsLine(const db::UnitCounts& counts, size_t agents) {
@@ -120,9 +175,10 @@ Expected<LoadedFusion> LoadSweepFusion(const SweepFusion& fusion) {
 
 int RunDistributedSweep(const SweepFile& sweep, std::span<const SweepPair> pairs,
                         const DistributeOptions& options) {
-  auto planned = PlanUnits(sweep, pairs, options.any_device);
+  auto planned = PlanUnits(sweep, pairs, options.any_device, options.unit_configs);
   if (!planned) return ReportError(planned.error().message);
-  auto& [job_id, units] = *planned;
+  const std::string& job_id = planned->job_id;
+  const std::vector<db::WorkUnit>& units = planned->now;
   auto opened = db::OpenStore(options.db_location);
   if (!opened) return ReportError(opened.error().message);
   std::unique_ptr<db::Store> store = std::move(*opened);
@@ -132,8 +188,14 @@ int RunDistributedSweep(const SweepFile& sweep, std::span<const SweepPair> pairs
   if (!options.quiet) {
     std::cerr << "sweep " << sweep.name << ": job " << job_id << ", " << units.size()
               << " units in " << db::DescribeLocation(options.db_location) << " (" << *added
-              << " new, " << units.size() - *added << " already queued)" << std::endl;
+              << " new, " << units.size() - *added << " already queued)";
+    if (!planned->held.empty()) {
+      std::cerr << "; " << planned->held.size()
+                << " more conclude the split pairs once every batch is finished";
+    }
+    std::cerr << std::endl;
   }
+  bool held_enqueued = planned->held.empty();
 
   auto started = std::chrono::steady_clock::now();
   std::string last_line;
@@ -154,6 +216,17 @@ int RunDistributedSweep(const SweepFile& sweep, std::span<const SweepPair> pairs
       if (!options.quiet && line != last_line) {
         std::cerr << (terminal ? "\r\033[K" : "") << line << (terminal ? "" : "\n") << std::flush;
         last_line = line;
+      }
+      if (counts.finished() && !held_enqueued) {
+        // Every batch is in: the concluding units confirm each split pair's winner over
+        // what its batches measured (measuring only what a failed batch left out).
+        auto concluding = store->EnqueueUnits(planned->held);
+        if (!concluding && concluding.error().code != ErrorCode::kIo) {
+          return ReportError(concluding.error().message);
+        }
+        held_enqueued = concluding.has_value();
+        std::this_thread::sleep_for(std::chrono::duration<double>(options.poll_s));
+        continue;
       }
       if (counts.finished()) break;
       double waited =

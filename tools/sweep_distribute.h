@@ -33,6 +33,11 @@ struct DistributeOptions {
   /// Any device of the pair's architecture may run it (`cuda:sm_90`), not only the exact
   /// device key (same card, clocks, driver and toolkit).
   bool any_device = false;
+  /// Split each (fusion, target) whose plan has more configs than this into units of this
+  /// many configs, measured by any agents at once, and one unit per pair that concludes it
+  /// (confirms the winner) once every batch of the sweep is finished. 0: a unit per pair.
+  /// Only for strategies whose order is planned ahead (exhaustive, random).
+  int64_t unit_configs = 0;
   double poll_s = 0.5;
   /// True once the user asked to stop following (Ctrl-C); the agents carry on.
   std::function<bool()> interrupted;

@@ -129,6 +129,8 @@ Expected<Device> LoadDeviceFile(const std::string& path) {
   TS_RETURN_IF_ERROR(ReadField(json, "clock_mhz", path, &clock_mhz));
   TS_RETURN_IF_ERROR(ReadField(json, "memory_bandwidth_gbps", path, &bandwidth));
   TS_RETURN_IF_ERROR(ReadField(json, "cache_bytes", path, &device.cache_bytes));
+  TS_RETURN_IF_ERROR(ReadField(json, "memory_latency_ns", path, &info.memory_latency_ns));
+  TS_RETURN_IF_ERROR(ReadField(json, "max_blocks_per_sm", path, &info.max_blocks_per_sm));
   info.clock_ghz = clock_mhz / 1000.0;
   info.memory_bandwidth_gbs = bandwidth;
 

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <filesystem>
 #include <map>
+#include <set>
 
 #include "compiler/analysis/fusion_analysis.h"
 #include "compiler/emitters/emitter_registry.h"
@@ -358,14 +359,31 @@ Expected<TuneResult> Tune(const hlo::HloModule& module, const Device& device, db
                      model.description);
   }
   session.ranking = &ranking;
-  TS_ASSIGN_OR_RETURN(std::unique_ptr<Strategy> strategy,
-                      MakeStrategy(options.strategy, space,
-                                   {.budget = options.budget,
-                                    .seed = options.seed,
-                                    .ranking = &ranking,
-                                    .told_predictions = !result.timed}));
-  session.progress.planned =
-      options.budget > 0 ? std::min<int64_t>(options.budget, result.candidates) : result.candidates;
+  std::unique_ptr<Strategy> strategy;
+  const bool listed = !options.configs.empty();
+  if (listed) {
+    std::vector<int64_t> candidates;
+    for (const std::string& hash : options.configs) {
+      int64_t index = space.Find(hash);
+      if (index < 0) {
+        return InvalidArgument("config " + hash.substr(0, 12) +
+                               "… is not in this fusion's space here (another compiler "
+                               "version, or other free layouts?)");
+      }
+      candidates.push_back(index);
+    }
+    strategy = MakeListedStrategy(space, std::move(candidates));
+  } else {
+    TS_ASSIGN_OR_RETURN(strategy, MakeStrategy(options.strategy, space,
+                                               {.budget = options.budget,
+                                                .seed = options.seed,
+                                                .ranking = &ranking,
+                                                .told_predictions = !result.timed}));
+  }
+  session.progress.planned = listed ? strategy->budget()
+                             : options.budget > 0
+                                 ? std::min<int64_t>(options.budget, result.candidates)
+                                 : result.candidates;
 
   ReferenceDir reference_dir;
   MeasureOptions measure = options.measure;
@@ -412,11 +430,19 @@ Expected<TuneResult> Tune(const hlo::HloModule& module, const Device& device, db
     session.progress.failed += !ok;
   }
   result.resumed = static_cast<int64_t>(resumed.size());
+  if (listed) {
+    // Other batches' trials are not this batch's budget.
+    std::set<std::string> wanted(options.configs.begin(), options.configs.end());
+    std::erase_if(resumed, [&](const TrialOutcome& outcome) {
+      return !wanted.contains(space.candidates[outcome.candidate].config_hash);
+    });
+  }
   strategy->Tell(resumed);
 
   auto start = Clock::now();
   // The default is always run, first, so the speedup has a baseline.
-  if (!session.Stopping() && !known.contains(space.candidates[space.default_index].config_hash)) {
+  if (!listed && !session.Stopping() &&
+      !known.contains(space.candidates[space.default_index].config_hash)) {
     TS_ASSIGN_OR_RETURN(auto outcomes, session.RunBatch({space.default_index}));
     strategy->Tell(outcomes);
   }
@@ -439,7 +465,7 @@ Expected<TuneResult> Tune(const hlo::HloModule& module, const Device& device, db
   result.worker_starts = session.runner->worker_starts();
   if (session.runner->measures()) {
     TS_RETURN_IF_ERROR(session.Conclude());
-    if (!session.Stopping() && session.runner->measurer() != nullptr) {
+    if (!listed && !session.Stopping() && session.runner->measurer() != nullptr) {
       TS_RETURN_IF_ERROR(
           ConfirmWinner({store, session.key, space.candidates[space.default_index].config,
                          session.runner->measurer(), measure, options.confirm, SecondsSince(start),

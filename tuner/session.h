@@ -67,6 +67,10 @@ struct TuneOptions {
   /// a measurement: true ends the tune, committing what was measured (a cancelled or
   /// interrupted service job, a Ctrl-C). Empty: never.
   std::function<bool()> should_stop;
+  /// A batch of a tune split across agents: measure exactly these configs (by config hash,
+  /// each in the space), not the default unless listed, and leave the winner's
+  /// confirmation to the tune that concludes the split. Empty: the strategy decides.
+  std::vector<std::string> configs;
   /// Stored as every trial's job id (the service's job); empty: a fresh id per tune.
   std::string job_id;
   /// Told of every committed batch and of the end, after the session's own observers

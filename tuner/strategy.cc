@@ -213,6 +213,34 @@ std::string StrategyNamesText() {
   return text;
 }
 
+std::unique_ptr<Strategy> MakeListedStrategy(const Space& space, std::vector<int64_t> candidates) {
+  int64_t budget = static_cast<int64_t>(candidates.size());
+  return std::make_unique<FixedOrderStrategy>(space, budget, "listed", std::move(candidates));
+}
+
+bool IsPlannedStrategy(std::string_view name) { return name == "exhaustive" || name == "random"; }
+
+Expected<std::vector<int64_t>> PlannedOrder(std::string_view name, const Space& space,
+                                            int64_t budget, uint64_t seed) {
+  if (!IsPlannedStrategy(name)) {
+    return InvalidArgument("the " + std::string(name) +
+                           " strategy picks each batch from the last one's times, so its tune "
+                           "cannot be planned ahead and split (exhaustive and random can)");
+  }
+  TS_ASSIGN_OR_RETURN(std::unique_ptr<Strategy> strategy,
+                      MakeStrategy(name, space, {.budget = budget, .seed = seed}));
+  // As Tune runs it: the default first, told before the strategy is asked.
+  std::vector<int64_t> order = {space.default_index};
+  std::vector<TrialOutcome> told = {{space.default_index, true, 0}};
+  strategy->Tell(told);
+  while (true) {
+    std::vector<int64_t> batch = strategy->Ask(256);
+    if (batch.empty()) break;
+    order.insert(order.end(), batch.begin(), batch.end());
+  }
+  return order;
+}
+
 Expected<std::unique_ptr<Strategy>> MakeStrategy(std::string_view name, const Space& space,
                                                  const StrategyOptions& options) {
   if (name == "exhaustive") {

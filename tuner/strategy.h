@@ -73,6 +73,19 @@ struct StrategyOptions {
   bool told_predictions = false;
 };
 
+/// Exactly `candidates`, in that order (a batch of a tune split across agents); the budget
+/// is their count.
+std::unique_ptr<Strategy> MakeListedStrategy(const Space& space, std::vector<int64_t> candidates);
+
+/// Whether `name`'s order is decided before anything is measured (exhaustive, random), so
+/// that a tune can be split into batches measured apart (PlannedOrder).
+bool IsPlannedStrategy(std::string_view name);
+
+/// The candidates a planned strategy measures, in order, the default first as a tune runs
+/// it, at most `budget` (0: all).
+Expected<std::vector<int64_t>> PlannedOrder(std::string_view name, const Space& space,
+                                            int64_t budget, uint64_t seed);
+
 /// `model`, `exhaustive`, `random`, `best-first` or `evolutionary`; an unknown name is an
 /// error that lists them.
 Expected<std::unique_ptr<Strategy>> MakeStrategy(std::string_view name, const Space& space,

@@ -8,6 +8,7 @@
 #include "compiler/analysis/op_indexing.h"
 #include "compiler/codegen/elemental_internal.h"
 #include "compiler/codegen/loop_builder.h"
+#include "compiler/codegen/ordered_keys.h"
 
 namespace tilesmith::codegen {
 
@@ -215,6 +216,28 @@ Expected<ScalarValue> EmitReduce(ElementalEmitter& emitter, const HloInstruction
   // A window that never reaches into padding reads every point of its loops, as a reduce.
   if (!window || maps[0].constraints().empty()) {
     int accumulators = emitter.hooks().ReductionAccumulators(initial.front().type);
+    std::optional<OrderedKeys> keys;
+    if (emitter.hooks().FoldMinMaxAsOrderedKeys()) keys = OrderedKeysOf(reduce);
+    if (accumulators > 1 && keys && IsSmallElementwiseClosure(reduce, n)) {
+      llvm::IRBuilder<>& b = emitter.builder();
+      TS_ASSIGN_OR_RETURN(
+          std::vector<ScalarValue> result,
+          ReduceInterleaved(
+              emitter, maps[0], {EncodeKey(b, *keys, initial[0])}, accumulators,
+              [&](std::span<const AffineExpr> loops) -> Expected<std::vector<ScalarValue>> {
+                TS_ASSIGN_OR_RETURN(std::vector<AffineExpr> symbols,
+                                    BindSymbols(emitter, maps[0], loops));
+                TS_ASSIGN_OR_RETURN(
+                    ScalarValue x, emitter.EmitElement(*reduce.operand(0),
+                                                       ApplyMap(emitter, maps[0], index, symbols)));
+                return std::vector<ScalarValue>{EncodeKey(b, *keys, x)};
+              },
+              [&](std::vector<ScalarValue> a,
+                  std::span<const ScalarValue> b_keys) -> Expected<std::vector<ScalarValue>> {
+                return std::vector<ScalarValue>{CombineKeys(b, *keys, a[0], b_keys[0])};
+              }));
+      return DecodeKey(b, *keys, result[0]);
+    }
     if (accumulators > 1 && IsSmallElementwiseClosure(reduce, n)) {
       TS_ASSIGN_OR_RETURN(
           std::vector<ScalarValue> result,

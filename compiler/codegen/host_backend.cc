@@ -48,6 +48,7 @@ class HostHooks : public TargetHooks {
     // One 256-bit register of accumulators.
     return hlo::BitWidth(type) <= 32 ? 8 : 4;
   }
+  bool FoldMinMaxAsOrderedKeys() override { return true; }
   llvm::Value* EmitMathInline(llvm::IRBuilderBase& builder, std::string_view name, llvm::Value* x,
                               llvm::Value* y) override {
     return vector_math_ ? EmitVectorMath(builder, name, x, y) : nullptr;

@@ -206,32 +206,82 @@ bool AlignedToItsSize(llvm::FixedVectorType* type, llvm::Align align) {
   return align.value() * 8 >= type->getElementType()->getIntegerBitWidth() * type->getNumElements();
 }
 
+// A shuffle that takes lanes of `load` alone (its second operand unused or undefined).
+bool ShufflesOnlyLanesOf(const llvm::ShuffleVectorInst& shuffle, const llvm::LoadInst* load) {
+  if (shuffle.getOperand(0) != load) return false;
+  unsigned lanes = llvm::cast<llvm::FixedVectorType>(load->getType())->getNumElements();
+  for (int lane : shuffle.getShuffleMask()) {
+    if (lane < 0 || static_cast<unsigned>(lane) >= lanes) return false;
+  }
+  return true;
+}
+
+// Lane `lane` of the narrow vector whose bytes are `words`.
+llvm::Value* LaneOfWords(llvm::IRBuilder<>& b, llvm::Value* words, uint64_t lane,
+                         llvm::Type* element) {
+  unsigned bits = element->getIntegerBitWidth();
+  unsigned per_word = 32 / bits;
+  llvm::Value* word = b.CreateExtractElement(words, lane / per_word);
+  return b.CreateTrunc(b.CreateLShr(word, (lane % per_word) * bits), element);
+}
+
+// `shuffle`'s result from `words`: whole words reinterpreted where its lanes are a run that
+// starts and ends on word boundaries (<16 x i8> taken apart as four <4 x i8>, as
+// InstCombine leaves a 16-lane s8 loop body), else lane by lane.
+llvm::Value* ShuffleOfWords(llvm::IRBuilder<>& b, llvm::Value* words,
+                            const llvm::ShuffleVectorInst& shuffle, llvm::Type* element) {
+  llvm::ArrayRef<int> mask = shuffle.getShuffleMask();
+  unsigned per_word = 32 / element->getIntegerBitWidth();
+  bool run = mask[0] % per_word == 0 && mask.size() % per_word == 0;
+  for (size_t k = 1; run && k < mask.size(); ++k) run = mask[k] == mask[0] + static_cast<int>(k);
+  if (run) {
+    llvm::SmallVector<int> word_mask;
+    for (size_t w = 0; w < mask.size() / per_word; ++w) {
+      word_mask.push_back(static_cast<int>(mask[0] / per_word + w));
+    }
+    llvm::Value* taken = word_mask.size() == 1 ? b.CreateExtractElement(words, word_mask[0])
+                                               : b.CreateShuffleVector(words, word_mask);
+    return b.CreateBitCast(taken, shuffle.getType());
+  }
+  llvm::Value* result = llvm::PoisonValue::get(shuffle.getType());
+  for (size_t k = 0; k < mask.size(); ++k) {
+    result = b.CreateInsertElement(result, LaneOfWords(b, words, mask[k], element), k);
+  }
+  return result;
+}
+
 bool WidenLoad(llvm::LoadInst* load) {
   llvm::FixedVectorType* type = NarrowVector(load->getType());
   if (type == nullptr || !load->isSimple() || !AlignedToItsSize(type, load->getAlign())) {
     return false;
   }
-  std::vector<llvm::ExtractElementInst*> extracts;
+  std::vector<llvm::Instruction*> uses;
   for (llvm::User* user : load->users()) {
     auto* extract = llvm::dyn_cast<llvm::ExtractElementInst>(user);
-    if (extract == nullptr || !llvm::isa<llvm::ConstantInt>(extract->getIndexOperand())) {
+    auto* shuffle = llvm::dyn_cast<llvm::ShuffleVectorInst>(user);
+    bool constant_lane =
+        extract != nullptr && llvm::isa<llvm::ConstantInt>(extract->getIndexOperand());
+    if (!constant_lane && (shuffle == nullptr || !ShufflesOnlyLanesOf(*shuffle, load))) {
       return false;
     }
-    extracts.push_back(extract);
+    uses.push_back(llvm::cast<llvm::Instruction>(user));
   }
   llvm::IRBuilder<> b(load);
   llvm::LoadInst* words = b.CreateAlignedLoad(WordsType(type), load->getPointerOperand(),
                                               load->getAlign(), load->getName());
   words->copyMetadata(*load, kKeptMetadata);
-  unsigned bits = type->getElementType()->getIntegerBitWidth();
-  unsigned per_word = 32 / bits;
-  for (llvm::ExtractElementInst* extract : extracts) {
-    uint64_t lane = llvm::cast<llvm::ConstantInt>(extract->getIndexOperand())->getZExtValue();
-    b.SetInsertPoint(extract);
-    llvm::Value* word = b.CreateExtractElement(words, lane / per_word);
-    llvm::Value* shifted = b.CreateLShr(word, (lane % per_word) * bits);
-    extract->replaceAllUsesWith(b.CreateTrunc(shifted, type->getElementType()));
-    extract->eraseFromParent();
+  llvm::Type* element = type->getElementType();
+  for (llvm::Instruction* use : uses) {
+    b.SetInsertPoint(use);
+    llvm::Value* value;
+    if (auto* extract = llvm::dyn_cast<llvm::ExtractElementInst>(use)) {
+      uint64_t lane = llvm::cast<llvm::ConstantInt>(extract->getIndexOperand())->getZExtValue();
+      value = LaneOfWords(b, words, lane, element);
+    } else {
+      value = ShuffleOfWords(b, words, *llvm::cast<llvm::ShuffleVectorInst>(use), element);
+    }
+    use->replaceAllUsesWith(value);
+    use->eraseFromParent();
   }
   load->eraseFromParent();
   return true;

@@ -2,6 +2,7 @@
 
 #include "compiler/codegen/elemental_internal.h"
 #include "compiler/codegen/loop_builder.h"
+#include "compiler/codegen/ordered_keys.h"
 
 namespace tilesmith::codegen {
 
@@ -105,7 +106,7 @@ Expected<std::vector<ScalarValue>> FoldPoint(
     ElementalEmitter& emitter, const emitters::ReduceStmt& reduce,
     std::span<const AffineExpr> index, std::span<const AffineExpr> bound,
     std::vector<ScalarValue> accumulators, std::span<const hlo::PrimitiveType> types,
-    const ElementSource& source, const DomainCheck& check) {
+    const ElementSource& source, const DomainCheck& check, const std::optional<OrderedKeys>& keys) {
   llvm::IRBuilder<>& b = emitter.builder();
   const hlo::HloInstruction& hero = *reduce.hero;
   int64_t outputs = hero.operand_count() / 2;
@@ -136,8 +137,13 @@ Expected<std::vector<ScalarValue>> FoldPoint(
     if (reduce.presence && !stored_presence) {
       elements.push_back({b.getTrue(), hlo::PrimitiveType::kPred});
     }
-    auto next = reduce.presence ? CombinePresent(emitter, hero, accumulators, elements)
-                                : ApplyReducer(emitter, hero, accumulators, elements);
+    Expected<std::vector<ScalarValue>> next = std::vector<ScalarValue>{};
+    if (keys) {
+      next->push_back(CombineKeys(b, *keys, accumulators[0], EncodeKey(b, *keys, elements[0])));
+    } else {
+      next = reduce.presence ? CombinePresent(emitter, hero, accumulators, elements)
+                             : ApplyReducer(emitter, hero, accumulators, elements);
+    }
     emitter.PopScope();
     if (!next) return std::unexpected(next.error());
     return Pack(b, *next);
@@ -168,6 +174,12 @@ Expected<std::vector<ScalarValue>> EmitPartialReduce(ElementalEmitter& emitter,
                                                      int64_t max_unrolled) {
   TS_ASSIGN_OR_RETURN(std::vector<ScalarValue> lane,
                       InitValues(emitter, *reduce.hero, reduce.presence, false));
+  std::optional<OrderedKeys> keys;
+  if (!reduce.presence && emitter.hooks().FoldMinMaxAsOrderedKeys()) {
+    keys = OrderedKeysOf(*reduce.hero);
+  }
+  llvm::IRBuilder<>& b = emitter.builder();
+  if (keys) lane[0] = EncodeKey(b, *keys, lane[0]);
   size_t width = lane.size();
   std::vector<hlo::PrimitiveType> types;
   for (const ScalarValue& value : lane) types.push_back(value.type);
@@ -185,13 +197,18 @@ Expected<std::vector<ScalarValue>> EmitPartialReduce(ElementalEmitter& emitter,
     size_t set = reduce.lanes > 1 ? static_cast<size_t>(bound.back().value()) : 0;
     std::vector<ScalarValue> accumulators(all.begin() + set * width,
                                           all.begin() + (set + 1) * width);
-    TS_ASSIGN_OR_RETURN(
-        std::vector<ScalarValue> next,
-        FoldPoint(emitter, reduce, index, bound, std::move(accumulators), types, source, inside));
+    TS_ASSIGN_OR_RETURN(std::vector<ScalarValue> next,
+                        FoldPoint(emitter, reduce, index, bound, std::move(accumulators), types,
+                                  source, inside, keys));
     std::copy(next.begin(), next.end(), all.begin() + set * width);
     return all;
   };
-  return FoldOverSymbols(emitter, map, std::move(initial), max_unrolled, fold);
+  TS_ASSIGN_OR_RETURN(std::vector<ScalarValue> folded,
+                      FoldOverSymbols(emitter, map, std::move(initial), max_unrolled, fold));
+  if (keys) {
+    for (ScalarValue& value : folded) value = DecodeKey(b, *keys, value);
+  }
+  return folded;
 }
 
 }  // namespace tilesmith::codegen

@@ -5,6 +5,7 @@
 
 #include "compiler/analysis/partitioner.h"
 #include "compiler/emitters/element_loop.h"
+#include "compiler/emitters/loop_launch.h"
 #include "compiler/emitters/row_reductions.h"
 
 namespace tilesmith::emitters {
@@ -134,8 +135,18 @@ Status ValidateLoopConfigFor(const LoopConfig& config, const FusionAnalysis& ana
                            " is not a multiple of the warp size " +
                            std::to_string(device.warp_size));
   }
-  if (config.vector != 1 && config.vector != 2 && config.vector != 4 && config.vector != 8) {
-    return InvalidArgument("vector=" + std::to_string(config.vector) + " is not 1, 2, 4 or 8");
+  if (config.vector == 16) {
+    // 16 lanes make one 16-byte access only of 1-byte elements; wider ones would need
+    // several accesses per lane group and more registers than a step is worth.
+    if (int widest = WidestElementBits(analysis); widest > 8) {
+      return InvalidArgument(
+          "vector=16 needs elements of at most 1 byte (one 16-byte access); "
+          "this fusion has " +
+          std::to_string(widest) + "-bit elements, so use 8 or less");
+    }
+  } else if (config.vector != 1 && config.vector != 2 && config.vector != 4 && config.vector != 8) {
+    return InvalidArgument("vector=" + std::to_string(config.vector) +
+                           " is not 1, 2, 4 or 8 (or 16 for 1-byte elements)");
   }
   if (config.chunks < 1) return InvalidArgument("chunks must be >= 1");
   // Packed outputs: each thread must own whole bytes, or neighbours would race on them.
@@ -216,7 +227,11 @@ namespace {
 // An emitter whose config is a LoopConfig; what differs between such emitters is in `hooks`.
 class LoopConfigEmitter final : public Emitter {
  public:
-  explicit LoopConfigEmitter(LoopConfigHooks hooks) : hooks_(hooks) {}
+  // `loop_elements`, when set, names the elements the loop covers, which adds the launch
+  // shapes covering the memory latency (LatencyCoveringLoopConfigs) to the space.
+  explicit LoopConfigEmitter(LoopConfigHooks hooks,
+                             int64_t (*loop_elements)(const FusionAnalysis&) = nullptr)
+      : hooks_(hooks), loop_elements_(loop_elements) {}
 
   std::string_view name() const override { return hooks_.name; }
   std::span<const ConfigField> config_fields() const override {
@@ -246,17 +261,31 @@ class LoopConfigEmitter final : public Emitter {
                                 const DeviceInfo& device) const override {
     std::vector<SpaceEntry> space;
     LoopConfig base = hooks_.default_config(analysis, device);
+    std::vector<int64_t> vectors = LoopVectorWidths(analysis);
+    std::vector<LoopConfig> configs;
     for (int64_t threads : {32, 64, 128, 256, 512, 1024}) {
-      for (int64_t vector : {1, 2, 4, 8}) {
+      for (int64_t vector : vectors) {
         for (int64_t chunks : {1, 2, 4}) {
           LoopConfig config = base;
           config.threads_per_block = threads;
           config.vector = vector;
           config.chunks = chunks;
-          Status valid = hooks_.validate(config, analysis, device);
-          space.push_back({config.ToJson(), valid ? "" : valid.error().message});
+          configs.push_back(config);
         }
       }
+    }
+    if (loop_elements_ != nullptr) {
+      int64_t elements = loop_elements_(analysis);
+      for (const LoopConfig& config : LatencyCoveringLoopConfigs(
+               base, elements, LoopInputBytesPerElement(analysis, elements), vectors, device)) {
+        if (std::find(configs.begin(), configs.end(), config) == configs.end()) {
+          configs.push_back(config);
+        }
+      }
+    }
+    for (const LoopConfig& config : configs) {
+      Status valid = hooks_.validate(config, analysis, device);
+      space.push_back({config.ToJson(), valid ? "" : valid.error().message});
     }
     return space;
   }
@@ -270,6 +299,7 @@ class LoopConfigEmitter final : public Emitter {
   }
 
   LoopConfigHooks hooks_;
+  int64_t (*loop_elements_)(const FusionAnalysis&);
 };
 
 }  // namespace
@@ -279,7 +309,9 @@ std::unique_ptr<Emitter> MakeLoopConfigEmitter(LoopConfigHooks hooks) {
 }
 
 std::unique_ptr<Emitter> MakeLoopEmitter() {
-  return MakeLoopConfigEmitter({"loop", &DefaultLoopConfig, &ValidateLoopConfig, &EmitLoopKernel});
+  return std::make_unique<LoopConfigEmitter>(
+      LoopConfigHooks{"loop", &DefaultLoopConfig, &ValidateLoopConfig, &EmitLoopKernel},
+      &LargestOutputElements);
 }
 
 }  // namespace tilesmith::emitters

@@ -46,7 +46,8 @@ LoopConfig DefaultLoopConfigFor(const analysis::FusionAnalysis& analysis, const 
                                 int64_t elements, int64_t vector_divides);
 
 /// The reason `config` cannot be used on `device` (threads over the limit or not a multiple
-/// of the warp, vector not 1/2/4/8, grid too large, …), or OK.
+/// of the warp, vector not 1/2/4/8 — or 16 where every element is at most a byte —, grid
+/// too large, …), or OK.
 Status ValidateLoopConfig(const LoopConfig& config, const analysis::FusionAnalysis& analysis,
                           const DeviceInfo& device);
 
@@ -69,12 +70,15 @@ struct LoopConfigHooks {
 };
 
 /// Such an emitter behind the `Emitter` interface: partial configs overlay `default_config`;
-/// its space is threads 32…1024 (powers of two) x vector 1/2/4/8 x chunks 1/2/4 over the
-/// default's blocks_y, each entry pruned by `validate` with its reason.
+/// its space is threads 32…1024 (powers of two) x vector 1/2/4/8 (and 16 where every element
+/// is at most a byte) x chunks 1/2/4 over the default's blocks_y, each entry pruned by
+/// `validate` with its reason.
 std::unique_ptr<Emitter> MakeLoopConfigEmitter(LoopConfigHooks hooks);
 
 /// The loop emitter behind the `Emitter` interface. Its space: threads 32…1024 (powers of
-/// two), vector 1/2/4/8, chunks 1/2/4, over the default's blocks_y.
+/// two), vector 1/2/4/8 (16 for 1-byte elements), chunks 1/2/4, over the default's
+/// blocks_y; then the launch shapes whose bytes in flight cover the memory latency
+/// (LatencyCoveringLoopConfigs, loop_launch.h) that are not among them.
 std::unique_ptr<Emitter> MakeLoopEmitter();
 
 }  // namespace tilesmith::emitters

@@ -42,6 +42,11 @@ DeviceInfo DeviceInfo::ForTarget(const Target& target) {
       info.shared_memory_per_block_optin = 227 * 1024;
       info.clock_ghz = 1.98;
       info.memory_bandwidth_gbs = 3350;
+      // Public estimates of an H100's HBM3 load latency: ~600 cycles (~300 ns at 1.98 GHz,
+      // fp4-site.pages.dev/silicon/gpu-memory-hierarchy) to ~400 ns (mikamirai.com/blog/
+      // gpu-memory-bandwidth); the higher is taken, as latency grows under load. Not yet
+      // measured here (docs/gpu.md).
+      info.memory_latency_ns = 400;
       break;
     case 8:
       if (target.sm_version == 89) {  // L4
@@ -51,6 +56,8 @@ DeviceInfo DeviceInfo::ForTarget(const Target& target) {
         info.shared_memory_per_block_optin = 99 * 1024;
         info.clock_ghz = 2.04;
         info.memory_bandwidth_gbs = 300;
+        // Compute capability 8.9 holds at most 24 resident blocks per SM.
+        info.max_blocks_per_sm = 24;
       } else {  // A100 SXM
         info.name = "A100 SXM";
         info.sm_count = 108;

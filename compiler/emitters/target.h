@@ -42,6 +42,12 @@ struct DeviceInfo {
   int64_t max_registers_per_thread = 255;
   double clock_ghz = 1.0;
   double memory_bandwidth_gbs = 0;
+  /// A global load's round trip from DRAM under load, in ns; 0 when no figure is known.
+  /// With the bandwidth it says how many bytes must be in flight to keep memory busy
+  /// (Little's law: latency x bandwidth), which sizes the loop emitter's launch shapes.
+  double memory_latency_ns = 0;
+  /// Resident blocks an SM holds at most, whatever their size (CUDA's occupancy table).
+  int64_t max_blocks_per_sm = 32;
   /// Bytes of the widest SIMD register when it, not XLA's GPU rule, should size the loop
   /// emitter's default vector width (the host: 32 for AVX2); 0 on GPUs.
   int64_t simd_bytes = 0;

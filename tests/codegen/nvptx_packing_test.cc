@@ -5,15 +5,21 @@
 
 #include <gtest/gtest.h>
 #include <llvm/AsmParser/Parser.h>
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/SourceMgr.h>
 #include <llvm/Support/raw_ostream.h>
+#include <llvm/TargetParser/Host.h>
 
+#include <array>
 #include <memory>
 #include <regex>
 #include <string>
+
+#include "compiler/codegen/llvm_setup.h"
 
 namespace tilesmith::codegen {
 namespace {
@@ -282,6 +288,63 @@ define void @pairs(ptr addrspace(1) %in, ptr addrspace(1) %out, i32 %w) {
   EXPECT_EQ(Count(ir, R"(store <2 x i32> %\w+, ptr addrspace\(1\) %out, align 8)"), 1) << ir;
   EXPECT_EQ(Count(ir, R"(insertelement <2 x i32> poison, i32 %w, i64 0)"), 1) << ir;
   EXPECT_EQ(Count(ir, R"(<4 x i16>)"), 0) << ir;
+}
+
+// A 16-lane s8 loop body: InstCombine takes the <16 x i8> load apart into <4 x i8> pieces.
+// Shuffles of whole words become the words themselves; any other shuffle is built lane by lane.
+constexpr char kShuffledBytes[] = R"(
+define void @bytes(ptr %in, ptr %out) {
+  %v = load <16 x i8>, ptr %in, align 16
+  %a = shufflevector <16 x i8> %v, <16 x i8> poison, <4 x i32> <i32 0, i32 1, i32 2, i32 3>
+  %b = shufflevector <16 x i8> %v, <16 x i8> poison,
+                     <8 x i32> <i32 8, i32 9, i32 10, i32 11, i32 12, i32 13, i32 14, i32 15>
+  %c = shufflevector <16 x i8> %v, <16 x i8> poison, <4 x i32> <i32 5, i32 3, i32 14, i32 7>
+  %e = extractelement <16 x i8> %v, i32 6
+  store <4 x i8> %a, ptr %out, align 16
+  %pb = getelementptr i8, ptr %out, i64 4
+  store <8 x i8> %b, ptr %pb, align 4
+  %pc = getelementptr i8, ptr %out, i64 12
+  store <4 x i8> %c, ptr %pc, align 4
+  %pe = getelementptr i8, ptr %out, i64 16
+  store i8 %e, ptr %pe, align 1
+  ret void
+}
+)";
+
+TEST(NvptxPackingTest, ShufflesOfSixteenBytesReadOneLoadOfFourWords) {
+  std::string ir = RunPass(WidenNarrowVectorAccessesPass(), kShuffledBytes);
+  EXPECT_EQ(Count(ir, R"(load <4 x i32>, ptr %in, align 16)"), 1) << ir;
+  EXPECT_EQ(Count(ir, R"(load <16 x i8>)"), 0) << ir;
+  EXPECT_EQ(Count(ir, R"(shufflevector <16 x i8>)"), 0) << ir;
+  // Lanes 0-3 are word 0; lanes 8-15 are words 2 and 3.
+  EXPECT_EQ(Count(ir, R"(bitcast i32 %\w+ to <4 x i8>)"), 1) << ir;
+  EXPECT_EQ(
+      Count(ir, R"(shufflevector <4 x i32> %v\d*, <4 x i32> poison, <2 x i32> <i32 2, i32 3>)"), 1)
+      << ir;
+}
+
+// What the rewritten IR computes, run on this machine: every lane where it was.
+TEST(NvptxPackingTest, ShufflesOfSixteenBytesKeepEveryLane) {
+  InitializeLlvm();
+  std::string ir = RunPass(WidenNarrowVectorAccessesPass(), kShuffledBytes);
+  auto context = std::make_unique<llvm::LLVMContext>();
+  llvm::SMDiagnostic error;
+  std::unique_ptr<llvm::Module> module = llvm::parseAssemblyString(ir, error, *context);
+  ASSERT_NE(module, nullptr) << ir;
+  module->setTargetTriple(llvm::sys::getProcessTriple());
+  auto jit = llvm::orc::LLJITBuilder().create();
+  ASSERT_TRUE(static_cast<bool>(jit)) << llvm::toString(jit.takeError());
+  ASSERT_FALSE(static_cast<bool>(
+      (*jit)->addIRModule(llvm::orc::ThreadSafeModule(std::move(module), std::move(context)))));
+  auto symbol = (*jit)->lookup("bytes");
+  ASSERT_TRUE(static_cast<bool>(symbol)) << llvm::toString(symbol.takeError());
+  auto* bytes = symbol->toPtr<void (*)(const uint8_t*, uint8_t*)>();
+  alignas(16) std::array<uint8_t, 16> in;
+  for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<uint8_t>(0x80 + 17 * i);
+  alignas(16) std::array<uint8_t, 32> out{};
+  bytes(in.data(), out.data());
+  std::array<int, 17> from = {0, 1, 2, 3, 8, 9, 10, 11, 12, 13, 14, 15, 5, 3, 14, 7, 6};
+  for (size_t k = 0; k < from.size(); ++k) EXPECT_EQ(out[k], in[from[k]]) << "byte " << k;
 }
 
 TEST(NvptxPackingTest, UnalignedOrOtherwiseUsedVectorsStayAsTheyAre) {

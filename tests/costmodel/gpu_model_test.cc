@@ -139,6 +139,45 @@ TEST(GpuModelTest, RealRegistersLowerOccupancyAndSlowDown) {
   EXPECT_GT(slow->microseconds, 1.5 * fast->microseconds);
 }
 
+// Little's law on an H100 (400 ns x 3350 GB/s = 1.34 MB in flight keeps the memory busy).
+TEST(GpuModelTest, LatencyCoverageIsBytesInFlightOverLatencyTimesBandwidth) {
+  double needed = H100().memory_latency_ns * H100().memory_bandwidth_gbs;
+  EXPECT_NEAR(needed, 1.34e6, 1e3);
+  EXPECT_DOUBLE_EQ(LatencyCoverage(needed / 4, 1e9, H100()), 0.25);
+  EXPECT_DOUBLE_EQ(LatencyCoverage(2 * needed, 1e9, H100()), 1.0);
+  // A kernel reading less than that covers the latency once all its reads are in flight.
+  EXPECT_DOUBLE_EQ(LatencyCoverage(1e5, 1e5, H100()), 1.0);
+  emitters::DeviceInfo unknown = H100();
+  unknown.memory_latency_ns = 0;
+  EXPECT_DOUBLE_EQ(LatencyCoverage(needed, 1e9, unknown), 0.0);
+}
+
+// With registers for 8 resident warps per SM, a loop kernel of 16 elements per thread keeps
+// 4 MB of reads in flight and streams at the full bandwidth; one element per thread keeps
+// 0.26 MB and stays limited by its warps.
+TEST(GpuModelTest, BytesInFlightCoveringTheLatencyEarnTheBandwidth) {
+  ResourceUsage heavy{.registers = 255};
+  auto wide =
+      Emit(testing::kElementwise, {{"threads_per_block", 128}, {"vector", 4}, {"chunks", 4}});
+  auto narrow = Emit(testing::kElementwise, {{"threads_per_block", 128}, {"vector", 1}});
+  auto fast = GpuModel().Predict(wide.kernel, {H100(), 0}, &heavy);
+  auto slow = GpuModel().Predict(narrow.kernel, {H100(), 0}, &heavy);
+  ASSERT_TRUE(fast.has_value() && slow.has_value());
+  EXPECT_EQ(fast->breakdown["occupancy"]["warps_per_sm"], 8);
+  EXPECT_DOUBLE_EQ(fast->breakdown["latency_coverage"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(fast->breakdown["latency_hiding"].get<double>(), 1.0);
+  EXPECT_LT(slow->breakdown["latency_coverage"].get<double>(), 0.25);
+  EXPECT_DOUBLE_EQ(slow->breakdown["latency_hiding"].get<double>(),
+                   LatencyHiding(kWarpsToHideLatency / 2));
+  EXPECT_LT(fast->breakdown["memory_us"].get<double>(),
+            0.6 * slow->breakdown["memory_us"].get<double>());
+  // Without a latency figure the warps alone decide, as before.
+  emitters::DeviceInfo unknown = H100();
+  unknown.memory_latency_ns = 0;
+  auto warps_only = GpuModel().Predict(wide.kernel, {unknown, 0}, &heavy);
+  EXPECT_DOUBLE_EQ(warps_only->breakdown["latency_hiding"].get<double>(), 0.5);
+}
+
 TEST(GpuModelTest, SpillsAddTraffic) {
   auto kernel = Emit(testing::kElementwise);
   ResourceUsage none{.registers = 32};

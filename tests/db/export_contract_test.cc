@@ -2,7 +2,10 @@
 // of another schema version or with broken references is refused before anything is written.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "db/export.h"
+#include "db/verdicts.h"
 #include "tests/db/store_factories.h"
 
 namespace tilesmith::db {
@@ -92,6 +95,56 @@ TEST_P(ExportContract, ARoundTripLosesNothing) {
   ASSERT_TRUE(best.has_value() && best->has_value());
   EXPECT_EQ((*best)->measurement.timing->median_us, 4);
   EXPECT_EQ((*best)->default_median_us, 10);
+}
+
+TEST_P(ExportContract, TheNewestVerdictOfEachKeyTravelsOnceAndAnswersAlike) {
+  VerdictRecord verdict;
+  verdict.key = {gelu_.fingerprint, H100().Key(), "tilesmith-test-1"};
+  verdict.best_config = {{"v", 8}, {"tile", {2, 64}}};
+  verdict.chosen_config = verdict.best_config;
+  verdict.chosen_median_us = 4;
+  verdict.default_median_us = 10;
+  verdict.speedup = 2.5;
+  verdict.speedup_low = 2.2;
+  verdict.speedup_high = std::numeric_limits<double>::infinity();
+  verdict.significant = true;
+  verdict.rounds = 1;
+  verdict.method = "paired t on log ratios";
+  verdict.reason = "faster than the default";
+  verdict.details = {{"rounds", json::array({{{"order", {1, 0}}}})}};
+  verdict.decided_at = "2026-11-28T10:00:00.000Z";
+  VerdictRecord older = verdict;
+  older.decided_at = "2026-11-27T10:00:00.000Z";
+  older.significant = false;
+  older.speedup_low = 0.9;
+  older.speedup_high = 1.1;
+  ASSERT_TRUE(source_->RecordVerdict(older).has_value());
+  ASSERT_TRUE(source_->RecordVerdict(verdict).has_value());
+  json exported = json::parse(ExportResults(*source_)->dump());
+  ASSERT_EQ(exported["verdicts"].size(), 1u) << "only the newest verdict of the key";
+  EXPECT_TRUE(exported["verdicts"][0]["speedup_high"].is_null());
+  auto summary = ImportResults(*target_, exported);
+  ASSERT_TRUE(summary.has_value()) << summary.error().message;
+  EXPECT_EQ(summary->verdicts_added, 1);
+  std::vector<ResultKey> keys = {verdict.key};
+  auto moved = target_->Verdicts(keys);
+  auto original = source_->Verdicts(keys);
+  ASSERT_TRUE(moved.has_value() && original.has_value());
+  ASSERT_TRUE(moved->front().has_value());
+  VerdictRecord a = *moved->front(), b = *original->front();
+  a.id = b.id = 0;
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(VerdictJson(a), VerdictJson(b));
+  auto again = ImportResults(*target_, exported);
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ(again->verdicts_added, 0);
+  EXPECT_EQ(again->verdicts_present, 1);
+  json broken = exported;
+  broken["verdicts"][0].erase("decided_at");
+  auto refused = ImportResults(*NewStore(), broken);
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_NE(refused.error().message.find("verdicts[0].decided_at"), std::string::npos)
+      << refused.error().message;
 }
 
 TEST_P(ExportContract, ImportingTwiceAddsNothing) {

@@ -56,6 +56,37 @@ TEST_P(JobStoreContract, PutGetRoundTripsAndUpdatesInPlace) {
   EXPECT_FALSE(store->GetJob(NewUid())->has_value());
 }
 
+TEST_P(JobStoreContract, AnUpdateOfAnActiveJobNeverOverwritesAFinalState) {
+  Store* store = NewStore();
+  JobRecord job = Job("softmax", JobState::kQueued);
+  ASSERT_TRUE(store->PutJob(job).has_value());
+  job.state = JobState::kRunning;
+  job.progress = {{"measured", 2}};
+  auto updated = store->UpdateActiveJob(job);
+  ASSERT_TRUE(updated.has_value()) << updated.error().message;
+  EXPECT_TRUE(*updated);
+  auto read = store->GetJob(job.id);
+  ASSERT_TRUE(read.has_value() && read->has_value());
+  EXPECT_EQ((*read)->state, JobState::kRunning);
+  EXPECT_EQ((*read)->progress["measured"], 2);
+  EXPECT_EQ((*read)->fusion_text, job.fusion_text) << "fields the update does not own changed";
+
+  JobRecord cancelled = job;
+  cancelled.state = JobState::kCancelled;
+  ASSERT_TRUE(store->UpdateActiveJob(cancelled).value_or(false));
+  job.progress = {{"measured", 4}};
+  job.result = {{"best", {{"median_us", 2.5}}}};
+  updated = store->UpdateActiveJob(job);
+  ASSERT_TRUE(updated.has_value());
+  EXPECT_FALSE(*updated) << "a late update overwrote the cancellation";
+  read = store->GetJob(job.id);
+  EXPECT_EQ((*read)->state, JobState::kCancelled);
+  EXPECT_EQ((*read)->progress["measured"], 2);
+  EXPECT_TRUE((*read)->result.is_null());
+  JobRecord unknown = Job("nobody", JobState::kRunning);
+  EXPECT_FALSE(store->UpdateActiveJob(unknown).value_or(true));
+}
+
 TEST_P(JobStoreContract, ListFiltersByStateOldestFirstAndCountsEveryState) {
   Store* store = NewStore();
   ASSERT_TRUE(store->PutJob(Job("a", JobState::kQueued)).has_value());

@@ -273,6 +273,33 @@ TEST_P(WorkQueueContract, AUnitGivenBackIsClaimableAtOnceWithNoFailureCounted) {
       << "the released lease still committed";
 }
 
+TEST_P(WorkQueueContract, CancellingAJobFailsItsUnclaimedUnitsAndLeavesARunningOne) {
+  Store* store = StoreWithUnits(3);
+  ASSERT_NE(store, nullptr);
+  std::vector<WorkUnit> other = {Unit(kernel_, Host().Key(), 0, "job-2")};
+  ASSERT_TRUE(store->EnqueueUnits(other).has_value());
+  auto running = store->ClaimUnit("busy-agent", HostKeys(), 60000);
+  ASSERT_TRUE(running.has_value() && running->has_value());
+  auto cancelled = store->CancelUnits("sweep-1", "cancelled by a client");
+  ASSERT_TRUE(cancelled.has_value()) << cancelled.error().message;
+  EXPECT_EQ(*cancelled, 2) << "only the two unclaimed units of the job";
+  auto counts = store->CountUnits("sweep-1");
+  ASSERT_TRUE(counts.has_value());
+  EXPECT_EQ(counts->failed, 2);
+  EXPECT_EQ(counts->leased, 1);
+  auto units = store->ListUnits("sweep-1");
+  ASSERT_TRUE(units.has_value());
+  EXPECT_EQ((*units)[1].error, "cancelled by a client");
+  EXPECT_TRUE(store->CompleteUnit(LeaseOf(**running), {}, {{"cancelled", true}}).has_value())
+      << "the running unit's agent could not finish it";
+  auto untouched = store->CountUnits("job-2");
+  ASSERT_TRUE(untouched.has_value());
+  EXPECT_EQ(untouched->queued, 1) << "another job's unit was cancelled";
+  auto again = store->CancelUnits("sweep-1", "again");
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ(*again, 0);
+}
+
 TEST_P(WorkQueueContract, AnAgentTakesUnitsItHasNotFailedFirst) {
   Store* store = StoreWithUnits(2);
   ASSERT_NE(store, nullptr);

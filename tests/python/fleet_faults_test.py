@@ -6,6 +6,9 @@ agent` processes on one machine.
   lease expires, the other agent takes the unit over, and the database ends with every unit
   done, no measurement twice and none lost.
 - Two `tilesmith tune`s of one fusion at once on one SQLite file: each config measured once.
+- A sweep split into batches of configs (`--unit-configs`) run by two agents at once: every
+  planned config measured once, by whichever agent took its batch, and each pair concluded
+  (its winner confirmed) by one more unit once every batch was finished.
 - PostgreSQL stopped for 10 s in the middle of a sweep and started again (a private server
   from scripts/private-postgres): the agents and the sweep wait it out and carry on, and
   nothing is lost or doubled. Skipped (exit 77) only where PostgreSQL is not installed.
@@ -30,7 +33,7 @@ class Fleet:
         self.args, self.work, self.db = args, work, db
         self.processes = {}
 
-    def sweep_file(self, count, budget):
+    def sweep_file(self, count, budget, strategy="best-first"):
         files = sorted(
             os.path.join(root, name)
             for root, _, names in os.walk(os.path.join(self.args.corpus, "xla", "loop"))
@@ -39,7 +42,7 @@ class Fleet:
         files = [f for f in files if "block_dim_limit" not in f][:count]
         path = os.path.join(self.work, "sweep.json")
         with open(path, "w") as out:
-            json.dump({"name": "faults", "targets": ["host"], "strategy": "best-first",
+            json.dump({"name": "faults", "targets": ["host"], "strategy": strategy,
                        "budget": budget, "warmup_ms": 1, "rep_ms": 3, "timeout_ms": 20000,
                        "fusions": files}, out)
         return path
@@ -160,6 +163,41 @@ def killed_agent_on_sqlite(args):
     print("ok: a SIGKILLed agent's unit was taken over; nothing lost or doubled (SQLite)")
 
 
+def split_sweep_on_sqlite(args):
+    with tempfile.TemporaryDirectory() as work:
+        db = os.path.join(work, "split.db")
+        fleet = Fleet(args, work, db)
+        try:
+            sweep = fleet.sweep_file(2, 10, strategy="exhaustive")
+            fleet.start("sweep", "sweep", sweep, "--db", db, "--distribute", "--unit-configs",
+                        "3", "--json")
+            wait_until(lambda: os.path.exists(db), 20, "the sweep to create the database")
+            fleet.agent("first", 20)
+            fleet.agent("second", 20)
+            status, table = fleet.sweep_result(240)
+            check(status == 0, f"sweep exited {status}: {fleet.log('sweep')}")
+            check("2 more conclude the split pairs" in fleet.log("sweep"), fleet.log("sweep"))
+            with sqlite3.connect(db) as conn:
+                counts = conn.execute(COUNTS.format(job=table["job"])).fetchone()
+                owners = {row[0] for row in conn.execute(
+                    "SELECT owner FROM work_units WHERE job_id = ? AND sequence >= 2",
+                    (table["job"],))}
+                per_fusion = conn.execute(
+                    "SELECT count(*) FROM measurements WHERE job_id = ? GROUP BY fingerprint",
+                    (table["job"],)).fetchall()
+            # Per pair: 10 planned configs in batches of 3 (4 units), and one that concludes.
+            check_counts(counts, 10, "split sweep")
+            check(sorted(n for (n,) in per_fusion) == [10, 10],
+                  f"measurements per fusion: {per_fusion} (expected every planned config once)")
+            check(owners == {"first", "second"}, f"batches ran on {owners}, not on both agents")
+            check([row["status"] for row in table["rows"]] == ["done", "done"], table["rows"])
+            for row in table["rows"]:
+                check(row.get("measured") == 10, f"a concluded pair reports {row}")
+        finally:
+            fleet.stop_all()
+    print("ok: a sweep split into config batches ran on two agents; each config measured once")
+
+
 def two_tunes_on_sqlite(args):
     """Two `tilesmith tune`s of one fusion on one database at once measure each config once:
     the second waits for the first and measures only what it did not commit."""
@@ -237,6 +275,7 @@ def main():
     status = 0
     if args.only in (None, "sqlite"):
         killed_agent_on_sqlite(args)
+        split_sweep_on_sqlite(args)
         two_tunes_on_sqlite(args)
     if args.only in (None, "postgres"):
         status = restart_on_postgres(args)

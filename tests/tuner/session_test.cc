@@ -10,6 +10,7 @@
 #include "costmodel/cost_model.h"
 #include "db/sqlite_store.h"
 #include "tests/tuner/tuner_test_util.h"
+#include "tuner/strategy.h"
 
 namespace tilesmith::tuner {
 namespace {
@@ -114,6 +115,44 @@ TEST(TuneTest, ARerunResumesWithoutMeasuringAnyConfigTwice) {
   ASSERT_TRUE(other.has_value());
   EXPECT_EQ(other->resumed, 0);
   EXPECT_EQ(other->measured_now, 2);
+}
+
+TEST(TuneTest, ATuneSplitIntoListedBatchesMeasuresEachPlannedConfigOnce) {
+  Fixture fixture;
+  auto module = testing::LoadModule(testing::GeluPath());
+  auto space = BuildSpace(*module, fixture.host.info, {});
+  ASSERT_TRUE(space.has_value());
+  auto plan = PlannedOrder("exhaustive", *space, 7, 0);
+  ASSERT_TRUE(plan.has_value());
+  std::vector<std::string> hashes;
+  for (int64_t index : *plan) hashes.push_back(space->candidates[index].config_hash);
+  // Two batches, as two agents would run them; the second lists one config the first did.
+  TuneOptions first = QuickOptions(testing::GeluPath(), 0);
+  first.configs.assign(hashes.begin() + 3, hashes.end());
+  auto later = Tune(*module, fixture.host, fixture.store.get(), kCompilerVersion, first);
+  ASSERT_TRUE(later.has_value()) << later.error().message;
+  EXPECT_EQ(later->measured_now, 4) << "the default is measured only when listed";
+  TuneOptions second = QuickOptions(testing::GeluPath(), 0);
+  second.configs.assign(hashes.begin(), hashes.begin() + 4);
+  auto earlier = Tune(*module, fixture.host, fixture.store.get(), kCompilerVersion, second);
+  ASSERT_TRUE(earlier.has_value()) << earlier.error().message;
+  EXPECT_EQ(earlier->measured_now, 3) << "a config the other batch measured was measured again";
+  // The concluding tune finds every planned config measured.
+  auto concluding = Tune(*module, fixture.host, fixture.store.get(), kCompilerVersion,
+                         QuickOptions(testing::GeluPath(), 7));
+  ASSERT_TRUE(concluding.has_value());
+  EXPECT_EQ(concluding->measured_now, 0);
+  EXPECT_EQ(concluding->measured, 7);
+  ASSERT_TRUE(concluding->default_config.has_value());
+  std::map<std::string, int> trials_per_config;
+  for (const db::MeasurementRecord& trial : Trials(*fixture.store, *concluding)) {
+    EXPECT_EQ(++trials_per_config[*db::ConfigHash(trial.config)], 1) << trial.config.dump();
+  }
+  TuneOptions stranger = QuickOptions(testing::GeluPath(), 0);
+  stranger.configs = {std::string(64, 'f')};
+  auto refused = Tune(*module, fixture.host, fixture.store.get(), kCompilerVersion, stranger);
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_NE(refused.error().message.find("not in this fusion's space"), std::string::npos);
 }
 
 TEST(TuneTest, ACrashingCandidateIsRecordedAndTuningGoesOn) {

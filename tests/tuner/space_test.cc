@@ -41,6 +41,13 @@ TEST(DeviceTest, TargetsPickTheirRepresentativePartAndKeysDiffer) {
   // Same architecture, different bandwidth: never the same results key.
   EXPECT_NE(h100->record.Key(), h200->record.Key());
   EXPECT_EQ(ResolveDevice("cuda:sm_80", "", DefaultDevicesDir())->id, "a100");
+  // Little's law figures for the loop emitter's launch shapes: a latency where one is
+  // known, the block limit of compute capability 8.9.
+  EXPECT_EQ(h100->info.memory_latency_ns, 400);
+  EXPECT_EQ(h200->info.memory_latency_ns, 400);
+  EXPECT_EQ(ResolveDevice("cuda:sm_80", "", DefaultDevicesDir())->info.memory_latency_ns, 0);
+  EXPECT_EQ(ResolveDevice("cuda:sm_89", "l4", DefaultDevicesDir())->info.max_blocks_per_sm, 24);
+  EXPECT_EQ(h100->info.max_blocks_per_sm, 32);
   auto host = ResolveDevice("host", "", DefaultDevicesDir());
   ASSERT_TRUE(host.has_value());
   EXPECT_TRUE(host->record.Key().starts_with("host, "));

@@ -132,6 +132,37 @@ TEST(StrategyTest, ExhaustiveFollowsConfigOrder) {
   for (size_t i = 0; i < proposed.size(); ++i) EXPECT_EQ(proposed[i], static_cast<int64_t>(i));
 }
 
+TEST(StrategyTest, APlannedOrderIsWhatTheTuneWouldMeasureDefaultFirst) {
+  Space space = GridSpace();
+  for (std::string name : {"exhaustive", "random"}) {
+    auto order = PlannedOrder(name, space, 10, 7);
+    ASSERT_TRUE(order.has_value()) << order.error().message;
+    ASSERT_EQ(order->size(), 10u) << name;
+    EXPECT_EQ(order->front(), space.default_index) << name;
+    // The same as driving the strategy after telling it the default, as Tune does.
+    auto strategy = MakeStrategy(name, space, {.budget = 10, .seed = 7});
+    std::vector<TrialOutcome> told = {{space.default_index, true, 1}};
+    (*strategy)->Tell(told);
+    std::vector<int64_t> driven = Drive(**strategy, space, 3);
+    EXPECT_EQ(std::vector<int64_t>(order->begin() + 1, order->end()), driven) << name;
+  }
+  auto whole = PlannedOrder("exhaustive", space, 0, 0);
+  ASSERT_TRUE(whole.has_value());
+  EXPECT_EQ(whole->size(), space.candidates.size());
+  auto adaptive = PlannedOrder("model", space, 10, 0);
+  ASSERT_FALSE(adaptive.has_value());
+  EXPECT_NE(adaptive.error().message.find("cannot be planned ahead"), std::string::npos);
+}
+
+TEST(StrategyTest, AListedStrategyProposesExactlyItsCandidatesInOrder) {
+  Space space = GridSpace();
+  std::unique_ptr<Strategy> listed = MakeListedStrategy(space, {7, 3, 11, 0});
+  EXPECT_EQ(listed->budget(), 4);
+  std::vector<TrialOutcome> resumed = {{11, true, 2}};
+  listed->Tell(resumed);
+  EXPECT_EQ(Drive(*listed, space, 2), (std::vector<int64_t>{7, 3, 0}));
+}
+
 TEST(StrategyTest, RandomSeedsDiffer) {
   Space space = GridSpace();
   auto a = MakeStrategy("random", space, {.budget = 8, .seed = 1});
