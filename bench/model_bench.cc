@@ -306,6 +306,7 @@ int main(int argc, char** argv) {
     generated->seeds = seeds;
     generated->evict_buffers = evict_buffers;
     generated->json_path = json_path;
+    generated->detail = detail;
   } else if (generated_seed || train_seed || train_count >= 0 || !max_bytes.empty() ||
              configs > 0) {
     bench::Fail(
@@ -319,6 +320,14 @@ int main(int argc, char** argv) {
     replay = std::move(*read);
     std::fprintf(stderr, "replaying timings from %s\n", replay_path.c_str());
   }
+  std::optional<bench::SavedGenerated> replay_generated;
+  if (replay && generated) {
+    auto read = bench::ReadGeneratedTimings(replay_path);
+    if (!read) bench::Fail(read.error().message);
+    replay_generated = std::move(*read);
+    generated->replay = &*replay_generated;
+  }
+  if (generated) generated->save_path = save_path;
   SavedTimings saved;
   auto device = tuner::ResolveDevice("host", "", tuner::DefaultDevicesDir());
   if (!device) bench::Fail(device.error().message);
@@ -363,8 +372,8 @@ int main(int argc, char** argv) {
   }
   int64_t cap = quick ? 16 : 48;
   if (repetitions == 0) repetitions = quick ? 3 : 5;
+  if (generated) cap = generated->cap;  // a replay samples as the timing run sampled
   if (generated && !replay) {
-    cap = generated->cap;
     repetitions = generated->repetitions;
     rounds = generated->rounds;
   }
@@ -377,6 +386,11 @@ int main(int argc, char** argv) {
         return path.find(part) != std::string::npos;
       });
     });
+  }
+  if (generated && replay) {
+    // Only the corpus fusions the file holds train: a generated run's file has its short list.
+    std::erase_if(fusions,
+                  [&](const std::string& path) { return !replay->contains(FusionName(path)); });
   }
   if (rounds == 0) rounds = quick ? 1 : 6;
   std::printf("%-48s %7s %9s %9s %9s %9s %9s %11s %11s\n", "fusion", "configs", "spearman", "share",
@@ -434,7 +448,8 @@ int main(int argc, char** argv) {
       corpus_rows.insert(corpus_rows.end(), r.rows.begin(), r.rows.end());
     }
     return bench::RunGeneratedBench(*generated, *device, model, corpus_rows,
-                                    static_cast<int64_t>(results.size()));
+                                    static_cast<int64_t>(results.size()),
+                                    TimingsToJson(saved, quick, model.calibration(), flush));
   }
   if (replay) {
     std::printf(

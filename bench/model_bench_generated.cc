@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <memory>
 #include <numeric>
 #include <set>
@@ -11,12 +12,17 @@
 #include "bench/bench_util.h"
 #include "bench/model_bench_timings.h"
 #include "compiler/hlo/canonical.h"
+#include "costmodel/features.h"
+#include "costmodel/model_eval.h"
 #include "costmodel/ranking_metrics.h"
 #include "tuner/layouts.h"
 #include "tuner/space.h"
 
 namespace tilesmith::bench {
 namespace {
+
+// Folds of the training fusions on which the learned model's selection is decided.
+constexpr int kSelectionFolds = 5;
 
 // A ranking of fusion `i` to score against run `truth` (0: A, 1: B), µs by sampled config.
 using RankingOf = std::function<std::vector<double>(size_t i, int truth)>;
@@ -28,46 +34,93 @@ struct Timed {
   TimedFusion fusion;
 };
 
+// Fusion `generated` timed in two runs, or replayed from `options.replay` when it holds the
+// fusion; its runs are added to `saved`.
 Expected<Timed> TimeFusion(const hlo::GeneratedFusion& generated, const tuner::Device& device,
-                           const costmodel::HostModel& model,
-                           const GeneratedBenchOptions& options) {
+                           const costmodel::HostModel& model, const GeneratedBenchOptions& options,
+                           SavedGenerated& saved) {
   TS_ASSIGN_OR_RETURN(std::shared_ptr<hlo::HloModule> module,
                       hlo::ParseHloModule(generated.text, generated.name));
   const hlo::HloComputation& fusion = *module->fusion();
   TS_ASSIGN_OR_RETURN(tuner::Space space, tuner::BuildSpace(*module, device.info, {}));
-  TS_ASSIGN_OR_RETURN(std::vector<hlo::Literal> arguments,
-                      hlo::MakeRandomArguments(fusion, /*seed=*/1));
-  std::vector<int64_t> picked = Sample(space, options.cap);
+  const SavedGeneratedFusion* replayed = nullptr;
+  if (options.replay != nullptr) {
+    auto it = options.replay->fusions.find(generated.name);
+    if (it != options.replay->fusions.end()) replayed = &it->second;
+  }
+  std::vector<int64_t> picked;
+  if (replayed != nullptr) {
+    std::map<std::string, double> run_a;
+    for (const auto& [config, runs] : replayed->runs) run_a[config] = runs.first;
+    int64_t skipped = 0;
+    picked = ReplayedSample(space, options.cap, run_a, skipped);
+  } else {
+    picked = Sample(space, options.cap);
+  }
   if (picked.size() < 2) {
     return MakeError(
         ErrorCode::kFailedPrecondition,
         "a space of " + std::to_string(space.candidates.size()) + " config(s): nothing to rank");
   }
-  std::vector<PreparedKernel> prepared;
-  for (int64_t index : picked) {
-    const tuner::Candidate& candidate = space.candidates[index];
-    TS_ASSIGN_OR_RETURN(PreparedKernel kernel,
-                        TryPrepare(fusion, space.AnalysisOf(candidate), arguments,
-                                   tuner::EmitterConfig(candidate.config)));
-    kernel.evict_buffers = options.evict_buffers;
-    prepared.push_back(std::move(kernel));
+  std::vector<std::vector<double>> runs(2);
+  std::vector<emitters::KernelIR> kernels;
+  if (replayed != nullptr) {
+    auto host = emitters::DeviceInfo::ForTarget(emitters::Target::Host());
+    for (int64_t index : picked) {
+      const tuner::Candidate& candidate = space.candidates[index];
+      TS_ASSIGN_OR_RETURN(emitters::KernelIR kernel,
+                          emitters::EmitKernel(space.AnalysisOf(candidate),
+                                               tuner::EmitterConfig(candidate.config), host));
+      kernels.push_back(std::move(kernel));
+      const auto& [a, b] = replayed->runs.at(candidate.config.dump());
+      runs[0].push_back(a);
+      runs[1].push_back(b);
+    }
+  } else {
+    TS_ASSIGN_OR_RETURN(std::vector<hlo::Literal> arguments,
+                        hlo::MakeRandomArguments(fusion, /*seed=*/1));
+    std::vector<PreparedKernel> prepared;
+    for (int64_t index : picked) {
+      const tuner::Candidate& candidate = space.candidates[index];
+      TS_ASSIGN_OR_RETURN(PreparedKernel kernel,
+                          TryPrepare(fusion, space.AnalysisOf(candidate), arguments,
+                                     tuner::EmitterConfig(candidate.config)));
+      kernel.evict_buffers = options.evict_buffers;
+      prepared.push_back(std::move(kernel));
+    }
+    runs = TimeInterleavedRuns(prepared, options.repetitions, options.rounds, /*runs=*/2);
+    for (PreparedKernel& kernel : prepared) kernels.push_back(kernel.kernel->kernel());
   }
-  std::vector<std::vector<double>> runs =
-      TimeInterleavedRuns(prepared, options.repetitions, options.rounds, /*runs=*/2);
   Timed timed{module, {}};
   TimedFusion& result = timed.fusion;
   result.name = generated.name;
   result.pattern = generated.pattern;
   result.type = std::string(hlo::PrimitiveTypeName(generated.type));
   result.bytes = generated.bytes;
+  result.replayed = replayed != nullptr;
+  SavedGeneratedFusion& record = saved.fusions[generated.name];
+  record = {result.pattern, result.type, result.bytes, {}};
   costmodel::DeviceFigures figures{device.info, device.cache_bytes};
   for (size_t k = 0; k < picked.size(); ++k) {
+    record.runs[space.candidates[picked[k]].config.dump()] = {runs[0][k], runs[1][k]};
     double best = std::min(runs[0][k], runs[1][k]);
-    TS_ASSIGN_OR_RETURN(
-        PredictedConfig config,
-        PredictConfig(generated.name, prepared[k].kernel->kernel(), model, figures, best));
+    TS_ASSIGN_OR_RETURN(PredictedConfig config,
+                        PredictConfig(generated.name, kernels[k], model, figures, best));
     result.analytic_us.push_back(config.prediction.microseconds);
     result.rows.push_back(std::move(config.row));
+    if (options.detail) {
+      nlohmann::json terms = config.prediction.breakdown;
+      terms.erase("calibration");
+      const std::vector<float>& x = result.rows.back().features;
+      for (const char* name : {"code.instructions", "code.divisions", "code.constant_divisions",
+                               "code.gather_lanes", "code.half_lanes"}) {
+        terms[name] = x[costmodel::FeatureIndex(name)];
+      }
+      std::fprintf(stderr, "%s %c %10.1f %10.1f %10.1f  %s  %s\n", generated.name.c_str(),
+                   picked[k] == space.default_index ? '*' : ' ', runs[0][k], runs[1][k],
+                   config.prediction.microseconds,
+                   space.candidates[picked[k]].config.dump().c_str(), terms.dump().c_str());
+    }
   }
   for (int run = 0; run < 2; ++run) {
     result.runs[run] = runs[run];
@@ -82,12 +135,12 @@ Expected<Timed> TimeFusion(const hlo::GeneratedFusion& generated, const tuner::D
 std::vector<Timed> TimeSeed(const char* label, uint64_t seed, int64_t count,
                             const tuner::Device& device, const costmodel::HostModel& model,
                             const GeneratedBenchOptions& options, Clock::time_point start,
-                            std::vector<std::string>& skipped) {
+                            std::vector<std::string>& skipped, SavedGenerated& saved) {
   std::vector<Timed> timed;
   for (int64_t i = 0; i < count; ++i) {
     hlo::GeneratedFusion generated = hlo::GenerateFusion(seed, i, options.generator);
     auto fusion_start = Clock::now();
-    auto result = TimeFusion(generated, device, model, options);
+    auto result = TimeFusion(generated, device, model, options, saved);
     if (!result) {
       skipped.push_back(generated.name + " (" + generated.pattern + "): " + result.error().message);
       if (skipped.size() <= 5) {
@@ -97,12 +150,12 @@ std::vector<Timed> TimeSeed(const char* label, uint64_t seed, int64_t count,
     }
     const TimedFusion& f = result->fusion;
     std::fprintf(stderr,
-                 "[%s %lld/%lld] %s %s %s %.0f KiB: %zu configs, best %.1f us, %.1f s "
+                 "[%s %lld/%lld] %s %s %s %.0f KiB: %zu configs, best %.1f us, %.1f s%s "
                  "(elapsed %.0f s)\n",
                  label, static_cast<long long>(i + 1), static_cast<long long>(count),
                  f.name.c_str(), f.pattern.c_str(), f.type.c_str(),
                  static_cast<double>(f.bytes) / 1024, f.rows.size(), f.best_us,
-                 Seconds(fusion_start), Seconds(start));
+                 Seconds(fusion_start), f.replayed ? " (replayed)" : "", Seconds(start));
     timed.push_back(std::move(*result));
   }
   return timed;
@@ -165,6 +218,62 @@ void PrintRow(const std::string& model, const GeneratedScores& s) {
               100 * s.top5_regret, s.top5_score, 100 * s.strategy_share, s.strategy_missed);
 }
 
+// Spearman per fusion of `ranking` against run A and run B, averaged.
+std::vector<double> PerFusionSpearman(const std::vector<TimedFusion>& fusions,
+                                      const RankingOf& ranking) {
+  std::vector<double> rho;
+  for (size_t i = 0; i < fusions.size(); ++i) {
+    rho.push_back((costmodel::Spearman(ranking(i, 0), fusions[i].runs[0]) +
+                   costmodel::Spearman(ranking(i, 1), fusions[i].runs[1])) /
+                  2);
+  }
+  return rho;
+}
+
+// The emitter of a fusion's default config (its row's `emitter.*` column), which is what
+// a fusion's kind is to the models.
+std::string DefaultEmitter(const TimedFusion& fusion) {
+  const costmodel::TrainingRow& row =
+      fusion.rows[static_cast<size_t>(fusion.samples[0].space.default_index)];
+  const std::string prefix = "emitter.";
+  for (size_t c = 0; c < costmodel::FeatureNames().size(); ++c) {
+    const std::string& name = costmodel::FeatureNames()[c];
+    if (name.starts_with(prefix) && row.features[c] == 1) return name.substr(prefix.size());
+  }
+  return "?";
+}
+
+// `learned pairwise` -> `pairwise`: a column header.
+std::string ShortName(const std::string& model) {
+  if (model == "run-to-run agreement") return "agreement";
+  if (model.starts_with("analytic")) return "analytic";
+  if (model.starts_with("learned ")) {
+    std::string name = model.substr(8);
+    return name.ends_with(" (selected)") ? name.substr(0, name.size() - 11) + "+sel" : name;
+  }
+  return model.size() > 9 ? model.substr(0, 9) : model;
+}
+
+// Mean Spearman of each model over the fusions of each group (`key` of a fusion).
+void PrintGroups(const char* by, const std::vector<TimedFusion>& fusions,
+                 const std::vector<std::pair<std::string, std::vector<double>>>& per_fusion,
+                 const std::function<std::string(const TimedFusion&)>& key) {
+  std::map<std::string, std::vector<size_t>> groups;
+  for (size_t i = 0; i < fusions.size(); ++i) groups[key(fusions[i])].push_back(i);
+  std::printf("\nmean Spearman by %s:\n%-22s %7s", by, by, "fusions");
+  for (const auto& [name, rho] : per_fusion) std::printf(" %9s", ShortName(name).c_str());
+  std::printf("\n");
+  for (const auto& [group, members] : groups) {
+    std::printf("%-22s %7zu", group.c_str(), members.size());
+    for (const auto& [name, rho] : per_fusion) {
+      double sum = 0;
+      for (size_t i : members) sum += rho[i];
+      std::printf(" %9.3f", sum / static_cast<double>(members.size()));
+    }
+    std::printf("\n");
+  }
+}
+
 }  // namespace
 
 nlohmann::json GeneratedScores::ToJson() const {
@@ -180,17 +289,34 @@ nlohmann::json GeneratedScores::ToJson() const {
 int RunGeneratedBench(const GeneratedBenchOptions& options, const tuner::Device& device,
                       const costmodel::HostModel& model,
                       const std::vector<costmodel::TrainingRow>& corpus_rows,
-                      int64_t corpus_fusions) {
+                      int64_t corpus_fusions, nlohmann::json corpus_timings) {
   if (options.train_seed == options.seed && options.train_count > 0) {
     Fail("--train-seed must differ from --seed: the models are judged on fusions they never saw");
   }
   auto start = Clock::now();
   std::vector<std::string> skipped, train_skipped;
+  if (options.replay != nullptr && !options.replay->fusions.empty() &&
+      options.replay->max_bytes != options.generator.max_bytes) {
+    Fail("--timings: its generated fusions were made with --max-bytes " +
+         std::to_string(options.replay->max_bytes) + ", not " +
+         std::to_string(options.generator.max_bytes) + ": the same names are other fusions");
+  }
+  SavedGenerated saved{options.generator.max_bytes, {}};
   std::vector<Timed> evaluated_timed =
-      TimeSeed("eval", options.seed, options.count, device, model, options, start, skipped);
+      TimeSeed("eval", options.seed, options.count, device, model, options, start, skipped, saved);
   std::vector<Timed> train_timed = TimeSeed("train", options.train_seed, options.train_count,
-                                            device, model, options, start, train_skipped);
+                                            device, model, options, start, train_skipped, saved);
   double timing_seconds = Seconds(start);
+  if (!options.save_path.empty()) {
+    // The replayed file's other generated fusions are kept, so a file can grow by seeds.
+    if (options.replay != nullptr) {
+      for (const auto& [name, fusion] : options.replay->fusions)
+        saved.fusions.try_emplace(name, fusion);
+    }
+    corpus_timings["generated"] = GeneratedTimingsToJson(saved);
+    std::ofstream(options.save_path) << corpus_timings.dump(1) << "\n";
+    std::fprintf(stderr, "timings saved to %s\n", options.save_path.c_str());
+  }
   std::vector<TimedFusion> evaluated;
   for (Timed& t : evaluated_timed) evaluated.push_back(std::move(t.fusion));
 
@@ -212,66 +338,110 @@ int RunGeneratedBench(const GeneratedBenchOptions& options, const tuner::Device&
     train_rows.insert(train_rows.end(), t.fusion.rows.begin(), t.fusion.rows.end());
   }
 
-  std::printf("\n%-20s %-20s %-5s %9s %7s %10s %9s %9s\n", "fusion", "pattern", "type", "KiB",
-              "configs", "best_us", "agreement", "analytic");
-  nlohmann::json fusions_json = nlohmann::json::array();
-  for (const TimedFusion& f : evaluated) {
-    double agreement = costmodel::Spearman(f.runs[0], f.runs[1]);
-    double analytic = (costmodel::Spearman(f.analytic_us, f.runs[0]) +
-                       costmodel::Spearman(f.analytic_us, f.runs[1])) /
-                      2;
-    std::printf("%-20s %-20s %-5s %9.1f %7zu %10.1f %9.3f %9.3f\n", f.name.c_str(),
-                f.pattern.c_str(), f.type.c_str(), static_cast<double>(f.bytes) / 1024,
-                f.rows.size(), f.best_us, agreement, analytic);
-    fusions_json.push_back({{"fusion", f.name},
-                            {"pattern", f.pattern},
-                            {"type", f.type},
-                            {"bytes", f.bytes},
-                            {"configs", f.rows.size()},
-                            {"best_us", f.best_us},
-                            {"agreement_spearman", agreement},
-                            {"analytic_spearman", analytic}});
-  }
-
   // The rankings: run B for run A (and back), the analytic model, and learned models.
   struct Ranked {
     std::string model;
     GeneratedScores all, long_only;
   };
   std::vector<Ranked> ranked;
+  // Each model's Spearman per judged fusion (against both runs, averaged; learned: over seeds).
+  std::vector<std::pair<std::string, std::vector<double>>> per_fusion;
   auto score = [&](const std::string& name, const RankingOf& ranking) {
     ranked.push_back(
         {name, Score(evaluated, ranking, 0), Score(evaluated, ranking, options.long_us)});
+    per_fusion.emplace_back(name, PerFusionSpearman(evaluated, ranking));
   };
   score("run-to-run agreement", [&](size_t i, int truth) { return evaluated[i].runs[1 - truth]; });
   score(std::string(model.name()), [&](size_t i, int) { return evaluated[i].analytic_us; });
   std::string learned_description;
+  std::vector<std::string> selections;
   for (costmodel::Objective objective :
        {costmodel::Objective::kLogTime, costmodel::Objective::kPairwise}) {
-    std::vector<GeneratedScores> all, long_only;
+    costmodel::LearnedModelOptions learned_options;
+    learned_options.min_rows = 50;  // a bench run holds a few thousand rows, not a fleet's
+    learned_options.min_fusions = 3;
+    learned_options.objective = objective;
+    // Where the learned model answers, decided as `tilesmith model train` decides it: on the
+    // training fusions' held-out folds, never on the judged fusions.
+    int folds =
+        static_cast<int>(std::min<int64_t>(kSelectionFolds, costmodel::FusionCount(train_rows)));
+    auto decided = costmodel::DecideSelection(
+        train_rows, folds,
+        [&] { return std::make_unique<costmodel::HostModel>(model.calibration()); },
+        learned_options);
+    // Too few training fusions to decide: the learned model answers everywhere, and says so.
+    costmodel::LearnedSelection selection = decided ? *decided : costmodel::LearnedSelection{};
+    std::string name = "learned " + std::string(costmodel::ObjectiveName(objective));
+    selections.push_back(name + ": " + selection.Describe() +
+                         (decided ? "" : " (" + decided.error().message + ")"));
+    std::array<std::vector<GeneratedScores>, 2> all, long_only;  // plain, selected
+    std::array<std::vector<double>, 2> fusion_rho;
+    for (auto& rho : fusion_rho) rho.assign(evaluated.size(), 0);
     for (int seed = 0; seed < options.seeds; ++seed) {
-      costmodel::LearnedModelOptions learned_options;
-      learned_options.min_rows = 50;  // a bench run holds a few thousand rows, not a fleet's
-      learned_options.min_fusions = 3;
-      learned_options.objective = objective;
       learned_options.seed = static_cast<uint64_t>(seed);
       costmodel::LearnedModel learned(std::make_unique<costmodel::HostModel>(model.calibration()),
                                       learned_options);
       if (auto trained = learned.Retrain(train_rows); !trained) Fail(trained.error().message);
-      learned_description = learned.Describe();
-      std::vector<std::vector<double>> predicted;
-      for (const TimedFusion& f : evaluated) {
-        auto rows = learned.PredictRows(f.rows);
-        if (!rows) Fail(rows.error().message);
-        predicted.push_back(std::move(*rows));
+      for (int selected = 0; selected < 2; ++selected) {
+        if (selected) learned.set_selection(selection);
+        learned_description = learned.Describe();
+        std::vector<std::vector<double>> predicted;
+        for (const TimedFusion& f : evaluated) {
+          auto rows = learned.PredictRows(f.rows);
+          if (!rows) Fail(rows.error().message);
+          predicted.push_back(std::move(*rows));
+        }
+        RankingOf ranking = [&](size_t i, int) { return predicted[i]; };
+        all[selected].push_back(Score(evaluated, ranking, 0));
+        long_only[selected].push_back(Score(evaluated, ranking, options.long_us));
+        std::vector<double> rho = PerFusionSpearman(evaluated, ranking);
+        for (size_t i = 0; i < rho.size(); ++i) fusion_rho[selected][i] += rho[i] / options.seeds;
       }
-      RankingOf ranking = [&](size_t i, int) { return predicted[i]; };
-      all.push_back(Score(evaluated, ranking, 0));
-      long_only.push_back(Score(evaluated, ranking, options.long_us));
     }
-    ranked.push_back({"learned " + std::string(costmodel::ObjectiveName(objective)), Average(all),
-                      Average(long_only)});
+    for (int selected = 0; selected < 2; ++selected) {
+      std::string label = name + (selected ? " (selected)" : "");
+      ranked.push_back({label, Average(all[selected]), Average(long_only[selected])});
+      per_fusion.emplace_back(label, std::move(fusion_rho[selected]));
+    }
   }
+
+  // Per judged fusion, then by pattern, element type, emitter and size: where models fail.
+  std::vector<std::string> emitters;
+  for (const TimedFusion& f : evaluated) emitters.push_back(DefaultEmitter(f));
+  std::printf("\n%-20s %-20s %-5s %-13s %9s %7s %10s", "fusion", "pattern", "type", "emitter",
+              "KiB", "configs", "best_us");
+  for (const auto& [name, rho] : per_fusion) std::printf(" %9s", ShortName(name).c_str());
+  std::printf("\n");
+  nlohmann::json fusions_json = nlohmann::json::array();
+  for (size_t i = 0; i < evaluated.size(); ++i) {
+    const TimedFusion& f = evaluated[i];
+    std::printf("%-20s %-20s %-5s %-13s %9.1f %7zu %10.1f", f.name.c_str(), f.pattern.c_str(),
+                f.type.c_str(), emitters[i].c_str(), static_cast<double>(f.bytes) / 1024,
+                f.rows.size(), f.best_us);
+    nlohmann::json spearman = nlohmann::json::object();
+    for (const auto& [name, rho] : per_fusion) {
+      std::printf(" %9.3f", rho[i]);
+      spearman[name] = rho[i];
+    }
+    std::printf("\n");
+    fusions_json.push_back({{"fusion", f.name},
+                            {"pattern", f.pattern},
+                            {"type", f.type},
+                            {"emitter", emitters[i]},
+                            {"bytes", f.bytes},
+                            {"configs", f.rows.size()},
+                            {"best_us", f.best_us},
+                            {"agreement_spearman", per_fusion[0].second[i]},
+                            {"analytic_spearman", per_fusion[1].second[i]},
+                            {"spearman", std::move(spearman)}});
+  }
+  PrintGroups("pattern", evaluated, per_fusion, [](const TimedFusion& f) { return f.pattern; });
+  PrintGroups("type", evaluated, per_fusion, [](const TimedFusion& f) { return f.type; });
+  PrintGroups("emitter", evaluated, per_fusion,
+              [&](const TimedFusion& f) { return emitters[&f - evaluated.data()]; });
+  PrintGroups("best time", evaluated, per_fusion, [](const TimedFusion& f) {
+    return std::string(f.best_us < 10 ? "< 10 us" : f.best_us < 100 ? "10-100 us" : ">= 100 us");
+  });
 
   std::printf(
       "\n%lld fusions of seed %llu judged (%zu skipped); learned models trained on %lld corpus "
@@ -301,6 +471,10 @@ int RunGeneratedBench(const GeneratedBenchOptions& options, const tuner::Device&
       "of the best, +fusions it stopped short on; learned: means over %d seeds)\n",
       options.seeds);
   std::printf("learned model (last trained): %s\n", learned_description.c_str());
+  for (const std::string& selection : selections) {
+    std::printf("selection (%d folds of the training fusions), %s\n", kSelectionFolds,
+                selection.c_str());
+  }
 
   if (!options.json_path.empty()) {
     nlohmann::json json = {{"seed", options.seed},
@@ -323,6 +497,7 @@ int RunGeneratedBench(const GeneratedBenchOptions& options, const tuner::Device&
                              {"rows", train_rows.size()}}},
                            {"long_us", options.long_us},
                            {"models", models_json},
+                           {"selections", selections},
                            {"fusions", fusions_json}};
     std::ofstream(options.json_path) << json.dump(2) << "\n";
     std::fprintf(stderr, "figures written to %s\n", options.json_path.c_str());

@@ -31,6 +31,11 @@ struct GeneratedBenchOptions {
   bool evict_buffers = true;
   double long_us = 100;  // the subset of fusions whose best config takes at least this
   std::string json_path;
+  // --timings: generated fusions replayed from a file instead of timed (those it lacks are
+  // timed); --save-timings: where every generated fusion's two runs go, beside the corpus's.
+  const SavedGenerated* replay = nullptr;
+  std::string save_path;
+  bool detail = false;  // --detail: every config's two times, prediction and terms on stderr
 };
 
 // One generated fusion, every sampled config timed in two runs.
@@ -42,6 +47,7 @@ struct TimedFusion {
   std::vector<double> analytic_us;
   std::vector<costmodel::TrainingRow> rows;  // measured: the best of both runs
   double best_us = 0;
+  bool replayed = false;  // its runs came from a --timings file
 };
 
 // How well one ranking of every fusion's configs matches the timings: each figure is
@@ -57,11 +63,13 @@ struct GeneratedScores {
   nlohmann::json ToJson() const;
 };
 
-// Generates, times and scores; prints a table and writes `options.json_path`. `corpus_rows`
-// (from `corpus_fusions` fusions) join the training set. Returns the exit status.
+// Generates, times (or replays) and scores; prints a table and writes `options.json_path`.
+// `corpus_rows` (from `corpus_fusions` fusions) join the training set. With
+// `options.save_path`, writes `corpus_timings` (TimingsToJson of the corpus fusions) with
+// every generated fusion's runs added under "generated". Returns the exit status.
 int RunGeneratedBench(const GeneratedBenchOptions& options, const tuner::Device& device,
                       const costmodel::HostModel& model,
                       const std::vector<costmodel::TrainingRow>& corpus_rows,
-                      int64_t corpus_fusions);
+                      int64_t corpus_fusions, nlohmann::json corpus_timings);
 
 }  // namespace tilesmith::bench

@@ -11,6 +11,7 @@
 #include <numeric>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bench/bench_util.h"
@@ -110,6 +111,69 @@ inline nlohmann::json TimingsToJson(const SavedTimings& timings, bool quick,
           {"flush", flush},
           {"calibration", calibration.ToJson()},
           {"fusions", std::move(fusions)}};
+}
+
+// A generated fusion's two runs (model_bench --generated), by config (its JSON text): what
+// --save-timings writes under "generated" and --timings replays. A generated fusion's text
+// depends on the generator's byte cap, so the file keeps it (`max_bytes`) and a replay
+// under another cap is refused.
+struct SavedGeneratedFusion {
+  std::string pattern, type;
+  int64_t bytes = 0;
+  std::map<std::string, std::pair<double, double>> runs;  // config -> (run A, run B) µs
+};
+struct SavedGenerated {
+  int64_t max_bytes = 0;
+  std::map<std::string, SavedGeneratedFusion> fusions;  // by name, gen_<seed>_<index>
+};
+
+/// The generated fusions of a timings file; an empty set when it holds none (a corpus run's).
+inline Expected<SavedGenerated> ReadGeneratedTimings(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return InvalidArgument("cannot read timings '" + path + "'");
+  nlohmann::json file = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  SavedGenerated saved;
+  if (!file.is_object() || !file.contains("generated")) return saved;
+  const nlohmann::json& generated = file["generated"];
+  if (!generated.is_object() || !generated.contains("max_bytes") ||
+      !generated["max_bytes"].is_number_integer() || !generated.contains("fusions") ||
+      !generated["fusions"].is_object()) {
+    return InvalidArgument("timings '" + path + "': 'generated' needs 'max_bytes' and 'fusions'");
+  }
+  saved.max_bytes = generated["max_bytes"].get<int64_t>();
+  for (const auto& [name, fusion] : generated["fusions"].items()) {
+    SavedGeneratedFusion& into = saved.fusions[name];
+    into.pattern = fusion.value("pattern", "");
+    into.type = fusion.value("type", "");
+    into.bytes = fusion.value("bytes", int64_t{0});
+    if (!fusion.contains("configs") || !fusion["configs"].is_array()) {
+      return InvalidArgument("timings '" + path + "': " + name + " has no 'configs'");
+    }
+    for (const nlohmann::json& entry : fusion["configs"]) {
+      if (!entry.contains("config") || !entry.contains("a") || !entry["a"].is_number() ||
+          !entry.contains("b") || !entry["b"].is_number()) {
+        return InvalidArgument("timings '" + path + "': bad entry in " + name);
+      }
+      into.runs[entry["config"].dump()] = {entry["a"].get<double>(), entry["b"].get<double>()};
+    }
+  }
+  return saved;
+}
+
+inline nlohmann::json GeneratedTimingsToJson(const SavedGenerated& saved) {
+  nlohmann::json fusions = nlohmann::json::object();
+  for (const auto& [name, fusion] : saved.fusions) {
+    nlohmann::json configs = nlohmann::json::array();
+    for (const auto& [config, runs] : fusion.runs) {
+      configs.push_back(
+          {{"config", nlohmann::json::parse(config)}, {"a", runs.first}, {"b", runs.second}});
+    }
+    fusions[name] = {{"pattern", fusion.pattern},
+                     {"type", fusion.type},
+                     {"bytes", fusion.bytes},
+                     {"configs", std::move(configs)}};
+  }
+  return {{"max_bytes", saved.max_bytes}, {"fusions", std::move(fusions)}};
 }
 
 // What a replay ranks: the sample a measuring run takes (Sample) when the timings file has a

@@ -18,7 +18,10 @@ auto ExecutedFigures(Usage& usage) {
                     std::pair{"executed_divisions", &usage.executed_divisions},
                     std::pair{"executed_memory", &usage.executed_memory},
                     std::pair{"executed_vector", &usage.executed_vector},
-                    std::pair{"executed_branches", &usage.executed_branches}};
+                    std::pair{"executed_branches", &usage.executed_branches},
+                    std::pair{"executed_constant_divisions", &usage.executed_constant_divisions},
+                    std::pair{"executed_gather_lanes", &usage.executed_gather_lanes},
+                    std::pair{"executed_half_lanes", &usage.executed_half_lanes}};
 }
 
 }  // namespace

@@ -32,6 +32,16 @@ struct ResourceUsage {
   double executed_memory = 0;        ///< Of them: loads and stores.
   double executed_vector = 0;        ///< Of them: those producing vectors.
   double executed_branches = 0;      ///< Of them: conditional branches and switches.
+  /// Of the divisions: integer ones by a constant, which the target turns into a
+  /// multiply-high and shifts (compile stats recorded before it was counted lack it: 0,
+  /// every division priced as a division by a variable).
+  double executed_constant_divisions = 0;
+  /// The lanes of gathers and scatters: element-by-element loads and stores that one
+  /// vectorised instruction stands for.
+  double executed_gather_lanes = 0;
+  /// The lanes of f16 and bf16 arithmetic, compares and conversions, each converted to f32
+  /// and back by the target.
+  double executed_half_lanes = 0;
   bool has_cubin() const { return registers > 0; }
   bool has_host_code() const { return executed_instructions > 0; }
   bool known() const { return has_cubin() || has_host_code(); }

@@ -135,6 +135,12 @@ std::vector<std::string> MakeNames() {
                            "code.memory_share",
                            "code.vector_share",
                            "code.instructions_per_element",
+                           "code.constant_divisions",
+                           "code.gather_lanes",
+                           "code.constant_division_share",
+                           "code.gather_lanes_per_instruction",
+                           "code.half_lanes",
+                           "code.half_lanes_per_instruction",
                            "shared.bytes",
                            "shared.conflict_degree",
                            "ratio.elements_per_thread",
@@ -343,6 +349,13 @@ std::vector<float> KernelFeatures(const emitters::KernelIR& kernel, const Device
     row.Set("code.vector_share", usage->executed_vector / instructions);
     row.Set("code.instructions_per_element",
             instructions * static_cast<double>(blocks) / std::max(1.0, out_elements));
+    row.Set("code.constant_divisions", usage->executed_constant_divisions);
+    row.Set("code.gather_lanes", usage->executed_gather_lanes);
+    row.Set("code.constant_division_share",
+            usage->executed_constant_divisions / std::max(1.0, usage->executed_divisions));
+    row.Set("code.gather_lanes_per_instruction", usage->executed_gather_lanes / instructions);
+    row.Set("code.half_lanes", usage->executed_half_lanes);
+    row.Set("code.half_lanes_per_instruction", usage->executed_half_lanes / instructions);
   }
 
   // Scale-free figures: what transfers between fusions of different sizes, where absolute

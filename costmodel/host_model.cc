@@ -256,10 +256,16 @@ Expected<Prediction> HostModel::Predict(const emitters::KernelIR& kernel,
   // The compiled code's own count, where there is one, replaces the estimate of its
   // arithmetic and thread steps.
   bool counted = usage != nullptr && usage->has_host_code();
-  double code_us = counted ? (usage->executed_instructions * kHostInstructionUs +
-                              usage->executed_divisions * kHostDivisionUs) *
-                                 static_cast<double>(blocks) * per_thread
-                           : 0.0;
+  double code_us = 0;
+  if (counted) {
+    double constant_divisions =
+        std::min(usage->executed_constant_divisions, usage->executed_divisions);
+    code_us = (usage->executed_instructions * kHostInstructionUs +
+               (usage->executed_divisions - constant_divisions) * kHostDivisionUs +
+               constant_divisions * kHostConstantDivisionUs +
+               usage->executed_gather_lanes * kHostGatherLaneUs) *
+              static_cast<double>(blocks) * per_thread;
+  }
   double work_us = (counted ? code_us : compute_us + step_us) + miss_us;
   double overlap = work_us + memory_us - 0.95 * std::min(work_us, memory_us);
   Prediction prediction;

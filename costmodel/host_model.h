@@ -66,6 +66,14 @@ inline constexpr double kHostAcrossThreadsSimdShare = 0.55;
 /// 0.1 ns, 0.752 at 0.15, 0.757 at 0.2, 0.760 at 0.3, 0.759 at 0.4).
 inline constexpr double kHostInstructionUs = 0.0003;
 inline constexpr double kHostDivisionUs = 0.02;
+/// An integer division or remainder by a constant, which the backend lowers to a
+/// multiply-high and shifts: a few dependent cycles on the index path, not a divider's
+/// tens. Priced as a division, the index arithmetic of generated slices and loops (divisions
+/// by their extents, tens of thousands per kernel) came to 10-20x their measured times.
+inline constexpr double kHostConstantDivisionUs = 0.0015;
+/// One lane of a gather or scatter (a thread loop the vectoriser made of element loads it
+/// could not prove contiguous): a load of its own, though the instruction counts once.
+inline constexpr double kHostGatherLaneUs = 0.004;
 
 /// The 4 KiB pages a core's second-level TLB maps (Zen 2-4: 2048-3072).
 inline constexpr double kHostTlbPages = 2048;

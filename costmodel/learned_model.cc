@@ -240,6 +240,13 @@ Expected<std::unique_ptr<LearnedModel>> LearnedModel::FromRecord(
   }
   model->seen_rows_ = record.training_rows;
   model->loaded_fusions_ = record.fusions;
+  if (record.meta.contains("selection")) {
+    auto selection = LearnedSelection::FromJson(record.meta["selection"]);
+    if (!selection) {
+      return InvalidArgument("stored model " + id + ": " + selection.error().message);
+    }
+    model->selection_ = std::move(*selection);
+  }
   // The replay sample stored with the model, so a retrain after loading (a tune's, after
   // each measured batch) boosts on new rows beside old ones instead of on the new alone.
   if (record.meta.contains("replay") && record.meta["replay"].is_array()) {
@@ -339,7 +346,17 @@ std::string LearnedModel::Describe() const {
   return std::string(kLearnedModelName) + " (" + std::to_string(seen_rows_) + " measurements, " +
          std::to_string(fusions) + " fusions, " + std::to_string(boosters_[kEstimatedRows].size()) +
          " x " + std::to_string(RoundsLocked()) + " trees for " + kinds + ", " +
-         std::string(ObjectiveName(options_.objective)) + ")";
+         std::string(ObjectiveName(options_.objective)) + "; " + selection_.Describe() + ")";
+}
+
+void LearnedModel::set_selection(LearnedSelection selection) {
+  std::lock_guard lock(mutex_);
+  selection_ = std::move(selection);
+}
+
+LearnedSelection LearnedModel::selection() const {
+  std::lock_guard lock(mutex_);
+  return selection_;
 }
 
 void LearnedModel::Keep(std::span<const TrainingRow> rows) {
@@ -443,6 +460,14 @@ Expected<std::vector<double>> LearnedModel::PredictLocked(std::span<const Traini
     TS_ASSIGN_OR_RETURN(std::vector<double> predicted, PredictKind(kind, by_kind[kind]));
     for (size_t k = 0; k < predicted.size(); ++k) times[positions[kind][k]] = predicted[k];
   }
+  // Where the selection gives the emitter to the analytic model, its time answers.
+  if (selection_.decided) {
+    for (size_t i = 0; i < rows.size(); ++i) {
+      if (!selection_.UsesLearned(EmitterOfFeatures(rows[i].features))) {
+        times[i] = rows[i].analytic_us;
+      }
+    }
+  }
   return times;
 }
 
@@ -489,6 +514,11 @@ Expected<Prediction> LearnedModel::Predict(const emitters::KernelIR& kernel,
   std::lock_guard lock(mutex_);
   if (!TrainedLocked()) {
     analytic.breakdown["fallback"] = FallbackReason();
+    return analytic;
+  }
+  if (!selection_.UsesLearned(kernel.emitter)) {
+    analytic.breakdown["selected"] =
+        "analytic: it ranked held-out fusions of emitter '" + kernel.emitter + "' better";
     return analytic;
   }
   TrainingRow row;
@@ -547,7 +577,8 @@ Expected<db::ModelRecord> LearnedModel::ToRecord(const std::string& device_key,
                  {"bag", boosters_[kEstimatedRows].size()},
                  {"compiled_trees", !boosters_[kCompiledRows].empty()},
                  {"analytic_model", analytic_->name()},
-                 {"features", FeatureNames().size()}};
+                 {"features", FeatureNames().size()},
+                 {"selection", selection_.ToJson()}};
   // An evenly spaced sample of the rows kept, for FromRecord's retrains to replay.
   nlohmann::json replay = nlohmann::json::array();
   size_t kept =

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "costmodel/cost_model.h"
+#include "costmodel/learned_selection.h"
 #include "db/models.h"
 
 namespace tilesmith::costmodel {
@@ -156,6 +157,12 @@ class LearnedModel : public CostModel {
   /// were seen.
   bool compiled_trained() const;
   const LearnedModelOptions& options() const { return options_; }
+
+  /// Where the trees answer (per emitter); elsewhere the analytic model does, in Predict
+  /// and PredictRows alike. Stored with the model (ToRecord, FromRecord). Undecided by
+  /// default: the trees answer everywhere.
+  void set_selection(LearnedSelection selection);
+  LearnedSelection selection() const;
   const CostModel& analytic() const { return *analytic_; }
 
   /// The model as a record for db::ModelStore::PutModel (XGBoost's JSON).
@@ -185,6 +192,7 @@ class LearnedModel : public CostModel {
   std::vector<std::string> seen_fusions_;  // sorted; since this object was made
   int64_t loaded_fusions_ = 0;             // a loaded model's count
   std::mt19937_64 random_;
+  LearnedSelection selection_;
 };
 
 /// The name a trained learned model answers with.

@@ -75,4 +75,15 @@ Expected<Evaluation> CrossValidate(const std::vector<TrainingRow>& rows, int fol
                                    const std::function<std::unique_ptr<CostModel>()>& make_analytic,
                                    const LearnedModelOptions& options);
 
+/// Where the learned model should answer: K-fold cross-validation over `rows`' fusions
+/// (CrossValidate), each held-out fusion counted for the emitter most of its rows use, and
+/// per emitter with at least kMinSelectionFusions held-out fusions whose mean paired
+/// difference of Spearman exceeds its standard error, the model with the higher mean
+/// answers; other emitters follow the comparison over every held-out fusion. A tie goes to
+/// the analytic model.
+Expected<LearnedSelection> DecideSelection(
+    const std::vector<TrainingRow>& rows, int folds,
+    const std::function<std::unique_ptr<CostModel>()>& make_analytic,
+    const LearnedModelOptions& options);
+
 }  // namespace tilesmith::costmodel

@@ -144,6 +144,20 @@ int RunTrain(const cli::Args& args, Inputs& inputs, const costmodel::LearnedMode
                        std::to_string(inputs.set.fusions) +
                        " fusions (--min-rows, --min-fusions lower the bar)");
   }
+  // Where the trees answer: per emitter, the model that ranked held-out fusions better.
+  auto select_folds = args.GetWholeNumber("select-folds", 5);
+  if (!select_folds) return ReportError(select_folds.error().message);
+  std::string selection_note;
+  if (*select_folds > 0) {
+    int folds = static_cast<int>(std::min<int64_t>(*select_folds, inputs.set.fusions));
+    auto selection = costmodel::DecideSelection(
+        inputs.set.rows, folds, [&] { return inputs.Analytic(); }, options);
+    if (selection) {
+      model.set_selection(*selection);
+    } else {
+      selection_note = "not decided (" + selection.error().message + "): learned everywhere";
+    }
+  }
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   // The model belongs to the device that was measured.
   auto record = model.ToRecord(inputs.measured_key, inputs.compiler_version);
@@ -170,6 +184,7 @@ int RunTrain(const cli::Args& args, Inputs& inputs, const costmodel::LearnedMode
                       {"objective", record->meta["objective"]},
                       {"training_seconds", seconds},
                       {"training_spearman", fit.spearman},
+                      {"selection", record->meta["selection"]},
                       {"model_bytes", record->data.size()}}
                      .dump(2)
               << "\n";
@@ -180,6 +195,8 @@ int RunTrain(const cli::Args& args, Inputs& inputs, const costmodel::LearnedMode
             << "stored    model " << *id << " in " << db::DescribeLocation(inputs.db_path) << " ("
             << record->data.size() << " bytes, feature schema " << record->feature_schema
             << ", compiler " << record->compiler_version << ")\n"
+            << "selection "
+            << (selection_note.empty() ? model.selection().Describe() : selection_note) << "\n"
             << "time      " << Fixed(seconds, 2) << " s; in-sample Spearman " << Fixed(fit.spearman)
             << " (held-out: `tilesmith model eval`)\n";
   if (inputs.set.skipped > 0) {
@@ -348,12 +365,21 @@ Subcommand ModelSubcommand() {
             "pairwise (rank:pairwise within each fusion)")
       .Flag("min-rows", "N", "train no model below N measured configs (default 200)")
       .Flag("min-fusions", "N", "train no model below N fusions (default 5)")
+      .Flag("select-folds", "K",
+            "train: decide where the learned model answers by K-fold cross-validation over "
+            "fusions (default 5; 0: everywhere): per emitter, the model with the better "
+            "held-out Spearman answers, and the rule is stored with the model")
       .Switch("json", "print JSON")
       .Epilog(
           "Actions:\n"
           "  train  fit gradient-boosted trees (XGBoost) to every verified measurement of the\n"
           "         device under the compiler version, and store the model in the database;\n"
-          "         `tilesmith predict` then answers with it (model `learned-xgboost`)\n"
+          "         `tilesmith predict` then answers with it (model `learned-xgboost`). It\n"
+          "         answers only for emitters where it ranked fusions held out of its\n"
+          "         training (--select-folds) better than the analytic model; elsewhere the\n"
+          "         analytic model answers. Generated fusions train it like any other:\n"
+          "         `tilesmith generate --seed S --count N --out DIR`, tune or sweep them\n"
+          "         into the database, then train\n"
           "  eval   hold out a share of the fusions (the same ones every time: chosen by\n"
           "         fingerprint), train on the rest, and report for the analytic and the\n"
           "         learned model side by side: Spearman and Kendall rank correlation of\n"

@@ -47,6 +47,62 @@ bool IsDivision(const llvm::Instruction& instruction) {
   }
 }
 
+// An integer division or remainder by a constant divisor (a scalar, or a vector of
+// constants): the backend turns it into a multiply-high and shifts.
+bool IsConstantDivision(const llvm::Instruction& instruction) {
+  switch (instruction.getOpcode()) {
+    case llvm::Instruction::UDiv:
+    case llvm::Instruction::SDiv:
+    case llvm::Instruction::URem:
+    case llvm::Instruction::SRem: {
+      const auto* divisor = llvm::dyn_cast<llvm::Constant>(instruction.getOperand(1));
+      return divisor != nullptr && !divisor->containsUndefOrPoisonElement() &&
+             !divisor->isZeroValue();
+    }
+    default:
+      return false;
+  }
+}
+
+// The lanes a gather or scatter loads or stores one by one (0 for anything else).
+double GatherLanes(const llvm::Instruction& instruction) {
+  const auto* intrinsic = llvm::dyn_cast<llvm::IntrinsicInst>(&instruction);
+  if (intrinsic == nullptr) return 0;
+  llvm::Type* type = nullptr;
+  switch (intrinsic->getIntrinsicID()) {
+    case llvm::Intrinsic::masked_gather:
+      type = intrinsic->getType();
+      break;
+    case llvm::Intrinsic::masked_scatter:
+      type = intrinsic->getArgOperand(0)->getType();
+      break;
+    default:
+      return 0;
+  }
+  const auto* vector = llvm::dyn_cast<llvm::FixedVectorType>(type);
+  return vector != nullptr ? static_cast<double>(vector->getNumElements()) : 0;
+}
+
+// The lanes of an operation on f16 or bf16 values (its result's or first operand's type),
+// where the target converts to f32 and back; loads, stores, bitcasts and selects only move
+// the 16 bits (0 for them and for everything else).
+double HalfLanes(const llvm::Instruction& instruction) {
+  if (llvm::isa<llvm::LoadInst, llvm::StoreInst, llvm::BitCastInst, llvm::SelectInst,
+                llvm::ExtractElementInst, llvm::InsertElementInst, llvm::ShuffleVectorInst,
+                llvm::PHINode>(instruction) ||
+      IsMemoryAccess(instruction)) {
+    return 0;
+  }
+  auto lanes = [](llvm::Type* type) -> double {
+    if (!type->getScalarType()->isHalfTy() && !type->getScalarType()->isBFloatTy()) return 0;
+    const auto* vector = llvm::dyn_cast<llvm::FixedVectorType>(type);
+    return vector != nullptr ? static_cast<double>(vector->getNumElements()) : 1;
+  };
+  double result = lanes(instruction.getType());
+  if (result > 0 || instruction.getNumOperands() == 0) return result;
+  return lanes(instruction.getOperand(0)->getType());
+}
+
 // How often each block runs per call. Within one iteration of its loop (or the function
 // body), a block runs as often as branch probabilities say it is reached: branch weights
 // where the emitter gave them (the share of runs in which a bounds check holds), LLVM's
@@ -145,6 +201,9 @@ CodeCounts CountExecutedCode(llvm::Function& function) {
       if (IsMemoryAccess(instruction)) counts.memory += runs;
       if (instruction.getType()->isVectorTy()) counts.vector += runs;
       if (IsDivision(instruction)) counts.divisions += runs;
+      if (IsConstantDivision(instruction)) counts.constant_divisions += runs;
+      counts.gather_lanes += runs * GatherLanes(instruction);
+      counts.half_lanes += runs * HalfLanes(instruction);
       if (const auto* branch = llvm::dyn_cast<llvm::BranchInst>(&instruction)) {
         if (branch->isConditional()) counts.branches += runs;
       } else if (llvm::isa<llvm::SwitchInst>(instruction)) {

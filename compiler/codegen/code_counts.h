@@ -16,10 +16,21 @@ namespace tilesmith::codegen {
 /// evolution cannot bound (a kernel's loop over its range of blocks) counts once, so a host
 /// kernel's figures are per block.
 struct CodeCounts {
-  double instructions = 0;      ///< Every instruction but debug intrinsics and phis.
-  double memory = 0;            ///< Loads and stores (gathers and scatters included).
-  double vector = 0;            ///< Instructions producing a vector.
-  double divisions = 0;         ///< Integer and floating-point divisions and remainders.
+  double instructions = 0;  ///< Every instruction but debug intrinsics and phis.
+  double memory = 0;        ///< Loads and stores (gathers and scatters included).
+  double vector = 0;        ///< Instructions producing a vector.
+  double divisions = 0;     ///< Integer and floating-point divisions and remainders.
+  /// Of `divisions`: integer ones by a constant (scalar or splat). The target lowers them
+  /// to a multiply-high and shifts, a few cycles, where a division by a variable waits tens.
+  double constant_divisions = 0;
+  /// The lanes of gathers and scatters (masked or not): each lane is a load or store of its
+  /// own, though the instruction counts once. The loop vectoriser makes them of a thread
+  /// loop whose addresses it cannot prove contiguous.
+  double gather_lanes = 0;
+  /// The lanes of arithmetic, compares and conversions on f16 or bf16 (not their loads,
+  /// stores or bitcasts): x86 has no such arithmetic, so each lane converts to f32 and back
+  /// around the operation, several instructions that the IR counts once.
+  double half_lanes = 0;
   double branches = 0;          ///< Conditional branches and switches.
   int64_t unbounded_loops = 0;  ///< Loops counted once: no constant bound on their trips.
 };

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """`model_bench --generated` end to end, small: three generated fusions of one seed judged,
 three of another trained on, every model scored beside the run-to-run agreement, and a
-training seed equal to the judged one refused."""
+training seed equal to the judged one refused. The two runs saved with --save-timings replay
+(--timings) to the same scores without timing, a seed the file lacks is timed and added, and
+a replay under another --max-bytes is refused."""
 import argparse
 import json
 import os
@@ -19,13 +21,45 @@ def main():
              "--max-bytes", "64K"]
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "generated.json")
-        run = subprocess.run([args.model_bench, *small, "--json", out], capture_output=True,
-                             text=True, timeout=280)
+        timings = os.path.join(tmp, "timings.json")
+        run = subprocess.run([args.model_bench, *small, "--json", out, "--save-timings", timings],
+                             capture_output=True, text=True, timeout=280)
         assert run.returncode == 0, run.stdout + run.stderr
         assert "[eval 3/3] gen_5_2" in run.stderr, run.stderr
         assert "[train 3/3] gen_6_2" in run.stderr, run.stderr
+        assert "(replayed)" not in run.stderr, run.stderr
         with open(out) as f:
             result = json.load(f)
+        with open(timings) as f:
+            saved = json.load(f)
+        assert sorted(saved["generated"]["fusions"]) == [
+            "gen_5_0", "gen_5_1", "gen_5_2", "gen_6_0", "gen_6_1", "gen_6_2"], saved["generated"]
+        assert list(saved["fusions"]) == ["tuner/gelu_f32.hlo"], list(saved["fusions"])
+        entry = saved["generated"]["fusions"]["gen_5_0"]["configs"][0]
+        assert entry["a"] > 0 and entry["b"] > 0, entry
+
+        replay_out = os.path.join(tmp, "replayed.json")
+        replay = subprocess.run([args.model_bench, *small, "--json", replay_out, "--timings",
+                                 timings], capture_output=True, text=True, timeout=280)
+        assert replay.returncode == 0, replay.stdout + replay.stderr
+        assert replay.stderr.count("(replayed)") == 6, replay.stderr
+        with open(replay_out) as f:
+            replayed = json.load(f)
+        assert replayed["models"] == result["models"], (replayed["models"], result["models"])
+        assert replayed["fusions"] == result["fusions"]
+
+        grown = os.path.join(tmp, "grown.json")
+        more = subprocess.run([args.model_bench, *small, "--seed", "7", "--train-seed", "6",
+                               "--timings", timings, "--save-timings", grown],
+                              capture_output=True, text=True, timeout=280)
+        assert more.returncode == 0, more.stdout + more.stderr
+        assert more.stderr.count("(replayed)") == 3, more.stderr
+        with open(grown) as f:
+            assert len(json.load(f)["generated"]["fusions"]) == 9
+
+        other_cap = subprocess.run([args.model_bench, *small[:-1], "128K", "--timings", timings],
+                                   capture_output=True, text=True, timeout=280)
+        assert other_cap.returncode != 0 and "--max-bytes" in other_cap.stderr, other_cap.stderr
     assert result["seed"] == 5 and result["train_seed"] == 6, result
     assert result["skipped"] == [] and result["train_skipped"] == [], result
     assert [f["fusion"] for f in result["fusions"]] == ["gen_5_0", "gen_5_1", "gen_5_2"]
@@ -36,7 +70,14 @@ def main():
         assert -1 <= fusion["agreement_spearman"] <= 1, fusion
     models = {m["model"]: m for m in result["models"]}
     assert list(models) == ["run-to-run agreement", "analytic-host", "learned log-time",
-                            "learned pairwise"], list(models)
+                            "learned log-time (selected)", "learned pairwise",
+                            "learned pairwise (selected)"], list(models)
+    # Four training fusions cannot fill five folds of a selection: it says so, and the
+    # selected rows rank as the learned model does everywhere.
+    assert len(result["selections"]) == 2, result["selections"]
+    for fusion in result["fusions"]:
+        assert set(fusion["spearman"]) == set(models), fusion
+        assert fusion["emitter"], fusion
     for name, model in models.items():
         scores = model["all"]
         assert scores["fusions"] == 3, (name, scores)

@@ -53,11 +53,13 @@ TEST_F(ModelCommandTest, TrainThenEvalThenPredictWithTheLearnedModel) {
     ASSERT_EQ(tune.exit_code, 0) << path << ": " << tune.err;
   }
   const std::string bar = " --min-rows 20 --min-fusions 3";
-  CommandRun train = Tilesmith("model train --db " + Db() + bar + " --json");
+  // The learned model everywhere (no held-out selection), so predict answers with its trees.
+  CommandRun train = Tilesmith("model train --db " + Db() + bar + " --select-folds 0 --json");
   ASSERT_EQ(train.exit_code, 0) << train.err;
   json trained = json::parse(train.out);
   EXPECT_EQ(trained["model"], "learned-xgboost");
   EXPECT_EQ(trained["fusions"], 4);
+  EXPECT_FALSE(trained["selection"]["decided"].get<bool>());
   EXPECT_GE(trained["rows"].get<int>(), 20);
   EXPECT_EQ(trained["objective"], "log-time");
   EXPECT_GT(trained["model_bytes"].get<int>(), 1000);
@@ -95,6 +97,53 @@ TEST_F(ModelCommandTest, TrainThenEvalThenPredictWithTheLearnedModel) {
   EXPECT_NE(answer["model_description"].get<std::string>().find("4 fusions"), std::string::npos)
       << answer["model_description"];
   EXPECT_EQ(answer["top"][0]["breakdown"]["model"], "learned-xgboost");
+}
+
+// Generated fusions (`tilesmith generate`) tuned into the database train the model like any
+// others; `model train` decides per emitter on held-out folds where the trees answer, stores
+// the rule with the model, and `predict` honours it.
+TEST_F(ModelCommandTest, GeneratedFusionsTrainAModelThatAnswersWhereItWonHeldOut) {
+  fs::path generated = dir_ / "generated";
+  CommandRun generate =
+      Tilesmith("generate --seed 11 --count 6 --max-bytes 64K --out " + generated.string());
+  ASSERT_EQ(generate.exit_code, 0) << generate.err;
+  int tuned = 0;
+  for (const auto& entry : fs::directory_iterator(generated)) {
+    CommandRun tune = Tilesmith("tune " + entry.path().string() + " --target host --db " + Db() +
+                                " --strategy random --budget 10 --rep-ms 2 --warmup-ms 1 "
+                                "--no-flush --quiet");
+    if (tune.exit_code == 0) ++tuned;
+  }
+  ASSERT_GE(tuned, 4) << "generated fusions the tuner could not tune";
+  CommandRun train = Tilesmith("model train --db " + Db() +
+                               " --min-rows 20 --min-fusions 3 --select-folds 3 --json");
+  ASSERT_EQ(train.exit_code, 0) << train.err;
+  json trained = json::parse(train.out);
+  EXPECT_EQ(trained["fusions"], tuned);
+  const json& selection = trained["selection"];
+  ASSERT_TRUE(selection["decided"].get<bool>()) << selection.dump(2);
+  EXPECT_EQ(selection["overall"]["fusions"], tuned);
+  EXPECT_TRUE(selection["emitters"].is_object() && !selection["emitters"].empty());
+
+  // GELU is a loop fusion: the stored rule says which model ranks it.
+  bool learned_for_loop = selection["learned_elsewhere"].get<bool>();
+  if (selection["emitters"].contains("loop") &&
+      selection["emitters"]["loop"].contains("learned_answers")) {
+    learned_for_loop = selection["emitters"]["loop"]["learned_answers"].get<bool>();
+  }
+  CommandRun predict = Tilesmith("predict " + Gelu() + " --target host --db " + Db() + " --json");
+  ASSERT_EQ(predict.exit_code, 0) << predict.err;
+  json answer = json::parse(predict.out);
+  const json& breakdown = answer["top"][0]["breakdown"];
+  if (learned_for_loop) {
+    EXPECT_EQ(breakdown["model"], "learned-xgboost") << breakdown.dump();
+  } else {
+    EXPECT_TRUE(breakdown.contains("selected")) << breakdown.dump();
+    EXPECT_EQ(breakdown["model"], "analytic-host");
+  }
+  CommandRun text = Tilesmith("model train --db " + Db() + " --min-rows 20 --min-fusions 3");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("selection "), std::string::npos) << text.out;
 }
 
 // Timings brought back from a GPU host carry its driver in the device key, which this

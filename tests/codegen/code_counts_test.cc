@@ -68,6 +68,9 @@ TEST(CodeCountsTest, LoopBodyCountsOncePerTrip) {
   // entry: br (1); body: udiv, add, add, icmp, br (5) x 10; exit: ret (1). Phis do not count.
   EXPECT_DOUBLE_EQ(counts.instructions, 1 + 5 * 10 + 1);
   EXPECT_DOUBLE_EQ(counts.divisions, 10);
+  EXPECT_DOUBLE_EQ(counts.constant_divisions, 10);  // udiv(i, 7)
+  EXPECT_DOUBLE_EQ(counts.gather_lanes, 0);
+  EXPECT_DOUBLE_EQ(counts.half_lanes, 0);
   EXPECT_DOUBLE_EQ(counts.branches, 10);
   EXPECT_DOUBLE_EQ(counts.memory, 0);
   EXPECT_EQ(counts.unbounded_loops, 0);
@@ -82,6 +85,39 @@ TEST(CodeCountsTest, LoopWithoutAConstantBoundCountsOnce) {
   EXPECT_DOUBLE_EQ(counts.instructions, 1 + 5 + 1);
   EXPECT_DOUBLE_EQ(counts.divisions, 1);
   EXPECT_EQ(counts.unbounded_loops, 1);
+}
+
+// i64 f(i64 x): a division by x and a remainder by 5; a gather of 8 floats; an f16 add of 4
+// lanes and a scalar bf16 compare (beside an f16 load and store, which only move 16 bits).
+TEST(CodeCountsTest, ConstantDivisionsGatherLanesAndHalfLanes) {
+  auto made = MakeFunction("mixed");
+  llvm::LLVMContext& context = made->context;
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(context, "entry", made->function));
+  llvm::Value* x = made->function->getArg(0);
+  llvm::Value* by_variable = b.CreateUDiv(b.getInt64(1000), x);
+  llvm::Value* by_constant = b.CreateURem(x, b.getInt64(5));
+  llvm::Type* ptr = llvm::PointerType::get(context, 0);
+  llvm::Value* base = b.CreateIntToPtr(x, ptr);
+  llvm::Value* pointers = b.CreateVectorSplat(8, base);
+  llvm::Value* gathered =
+      b.CreateMaskedGather(llvm::FixedVectorType::get(b.getFloatTy(), 8), pointers, llvm::Align(4));
+  llvm::Type* halves = llvm::FixedVectorType::get(b.getHalfTy(), 4);
+  llvm::Value* loaded = b.CreateLoad(halves, base);
+  llvm::Value* added = b.CreateFAdd(loaded, loaded);
+  b.CreateStore(added, base);
+  llvm::Value* brain = b.CreateBitCast(b.CreateTrunc(x, b.getInt16Ty()), b.getBFloatTy());
+  llvm::Value* compared = b.CreateFCmpOLT(brain, brain);
+  llvm::Value* sum = b.CreateAdd(by_variable, by_constant);
+  sum = b.CreateAdd(sum, b.CreateZExt(compared, b.getInt64Ty()));
+  sum = b.CreateAdd(sum, b.CreateZExt(b.CreateBitCast(b.CreateExtractElement(gathered, uint64_t{0}),
+                                                      b.getInt32Ty()),
+                                      b.getInt64Ty()));
+  b.CreateRet(sum);
+  CodeCounts counts = CountExecutedCode(*made->function);
+  EXPECT_DOUBLE_EQ(counts.divisions, 2);
+  EXPECT_DOUBLE_EQ(counts.constant_divisions, 1);
+  EXPECT_DOUBLE_EQ(counts.gather_lanes, 8);
+  EXPECT_DOUBLE_EQ(counts.half_lanes, 4 + 1);  // the fadd's lanes and the compare
 }
 
 // entry: if (arg < 100) { 10 adds } else { 30 adds }; ret. Built with EmitIfElse, so the

@@ -60,9 +60,11 @@ std::string VectorFingerprint(std::string_view text, const nlohmann::json& confi
   return Hex(Fingerprint(features.data(), features.size() * sizeof(float)));
 }
 
-// Captured from the feature code before the columns were derived from the registry.
-TEST(FeatureSchemaPinTest, TheSchemaSevenColumnsKeepTheirNamesAndOrder) {
-  ASSERT_EQ(kFeatureSchemaVersion, 7) << "a new schema version: capture its columns here anew";
+// The first columns were captured from the feature code before they were derived from the
+// registry; schema 8 added the host code's constant divisions, gather lanes and f16/bf16
+// lanes (`code.constant_divisions`, … after `code.instructions_per_element`).
+TEST(FeatureSchemaPinTest, TheSchemaEightColumnsKeepTheirNamesAndOrder) {
+  ASSERT_EQ(kFeatureSchemaVersion, 8) << "a new schema version: capture its columns here anew";
   const std::vector<std::string> first = {"cfg.threads_per_block",
                                           "cfg.vector",
                                           "cfg.chunks",
@@ -84,20 +86,20 @@ TEST(FeatureSchemaPinTest, TheSchemaSevenColumnsKeepTheirNamesAndOrder) {
                                           "emitter.reduction",
                                           "emitter.scatter",
                                           "launch.blocks"};
-  ASSERT_EQ(FeatureNames().size(), 123u);
+  ASSERT_EQ(FeatureNames().size(), 129u);
   for (size_t i = 0; i < first.size(); ++i) EXPECT_EQ(FeatureNames()[i], first[i]) << i;
-  EXPECT_EQ(NamesFingerprint(), "9f877ef888754baa");
+  EXPECT_EQ(NamesFingerprint(), "0a450e3586614d0b");
 }
 
-TEST(FeatureSchemaPinTest, TheSchemaSevenValuesStayBitForBit) {
+TEST(FeatureSchemaPinTest, TheSchemaEightValuesStayBitForBit) {
   EXPECT_EQ(VectorFingerprint(testing::kElementwise, {{"threads_per_block", 256}, {"vector", 4}}),
-            "5171e6b60d3b736c");
-  EXPECT_EQ(VectorFingerprint(testing::kElementwise, nullptr), "37403156d8ef8969");
-  EXPECT_EQ(VectorFingerprint(testing::kTranspose, nullptr), "428837c0a9daee9b");
-  EXPECT_EQ(VectorFingerprint(testing::kTranspose, {{"shared_padding", 0}}), "0ce53bd9fcb9f283");
-  EXPECT_EQ(VectorFingerprint(kRowReduce, nullptr), "8f31e11eed2fe252");
+            "98aa0402db956d5c");
+  EXPECT_EQ(VectorFingerprint(testing::kElementwise, nullptr), "2057bd7dc50bea59");
+  EXPECT_EQ(VectorFingerprint(testing::kTranspose, nullptr), "2e97a72a2650e46b");
+  EXPECT_EQ(VectorFingerprint(testing::kTranspose, {{"shared_padding", 0}}), "87c9db22ecf78cf3");
+  EXPECT_EQ(VectorFingerprint(kRowReduce, nullptr), "ebe16d8fe535e722");
   EXPECT_EQ(VectorFingerprint(kRowReduce, {{"split", 4}, {"second_pass", "tree"}}),
-            "89ab85bb932d64cf");
+            "40835d6955064fbf");
 }
 
 }  // namespace

@@ -125,7 +125,10 @@ TEST(FeaturesTest, TheHostCodeCountsAreFeatures) {
                       .executed_divisions = 40,
                       .executed_memory = 1000,
                       .executed_vector = 2000,
-                      .executed_branches = 100};
+                      .executed_branches = 100,
+                      .executed_constant_divisions = 30,
+                      .executed_gather_lanes = 400,
+                      .executed_half_lanes = 800};
   Prediction analytic{.microseconds = 100, .breakdown = {{"code_us", 12.5}}};
   std::vector<float> f = KernelFeatures(loop.kernel, host, &usage, analytic);
   float blocks = Feature(f, "launch.blocks");
@@ -137,6 +140,12 @@ TEST(FeaturesTest, TheHostCodeCountsAreFeatures) {
   EXPECT_FLOAT_EQ(Feature(f, "code.memory_share"), 0.25f);
   EXPECT_FLOAT_EQ(Feature(f, "code.vector_share"), 0.5f);
   EXPECT_FLOAT_EQ(Feature(f, "code.instructions_per_element"), 4000 * blocks / 4194304.0f);
+  EXPECT_EQ(Feature(f, "code.constant_divisions"), 30);
+  EXPECT_FLOAT_EQ(Feature(f, "code.constant_division_share"), 0.75f);
+  EXPECT_EQ(Feature(f, "code.gather_lanes"), 400);
+  EXPECT_FLOAT_EQ(Feature(f, "code.gather_lanes_per_instruction"), 0.1f);
+  EXPECT_EQ(Feature(f, "code.half_lanes"), 800);
+  EXPECT_FLOAT_EQ(Feature(f, "code.half_lanes_per_instruction"), 0.2f);
   EXPECT_EQ(Feature(f, "analytic.code_us"), 12.5f);
   EXPECT_TRUE(std::isnan(Feature(f, "resources.registers"))) << "host code is not a cubin";
 }

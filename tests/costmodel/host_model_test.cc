@@ -150,12 +150,44 @@ TEST(HostModelTest, CountedCodeReplacesTheEstimatedWork) {
   EXPECT_GT(dividing->microseconds, counted->microseconds);
 }
 
+// A division by a constant is a multiply-high and shifts, not a divider's wait: of 1000
+// divisions, those by a constant cost kHostConstantDivisionUs each (far below a division by
+// a variable), and each lane of a gather costs a load of its own.
+TEST(HostModelTest, ConstantDivisionsAndGatherLanesHaveTheirOwnPrices) {
+  HostModel model(Fixed());
+  auto emitted = Emit(testing::kElementwise, {{"vector", 8}}, "host");
+  ResourceUsage usage{.executed_instructions = 50000, .executed_divisions = 1000};
+  auto variable = model.Predict(emitted.kernel, Host(), &usage);
+  usage.executed_constant_divisions = 1000;
+  auto constant = model.Predict(emitted.kernel, Host(), &usage);
+  usage.executed_gather_lanes = 4000;
+  auto gathering = model.Predict(emitted.kernel, Host(), &usage);
+  // More constant divisions than divisions (a hand-made record) count as all constant.
+  usage.executed_constant_divisions = 5000;
+  auto clamped = model.Predict(emitted.kernel, Host(), &usage);
+  ASSERT_TRUE(variable && constant && gathering && clamped);
+  double blocks = variable->breakdown["blocks"].get<double>();
+  double per_thread = 1 / (variable->breakdown["busy_threads"].get<double>() *
+                           variable->breakdown["load_balance"].get<double>());
+  auto code = [](const Prediction& p) { return p.breakdown["code_us"].get<double>(); };
+  EXPECT_NEAR(code(*variable) - code(*constant),
+              1000 * (kHostDivisionUs - kHostConstantDivisionUs) * blocks * per_thread, 1e-6);
+  EXPECT_LT(kHostConstantDivisionUs, kHostDivisionUs / 5);
+  EXPECT_LT(constant->microseconds, variable->microseconds);
+  EXPECT_NEAR(code(*gathering) - code(*constant), 4000 * kHostGatherLaneUs * blocks * per_thread,
+              1e-6);
+  EXPECT_DOUBLE_EQ(code(*clamped), code(*gathering));
+}
+
 TEST(HostModelTest, ExecutedCodeRoundTripsThroughCompileStats) {
   ResourceUsage usage{.executed_instructions = 1234.5,
                       .executed_divisions = 6,
                       .executed_memory = 78,
                       .executed_vector = 9,
-                      .executed_branches = 10};
+                      .executed_branches = 10,
+                      .executed_constant_divisions = 4,
+                      .executed_gather_lanes = 16,
+                      .executed_half_lanes = 32};
   nlohmann::json stats = {{"compile_ms", 3.5}};
   AddResourceUsageToStats(usage, stats);
   EXPECT_FALSE(stats.contains("registers"));  // no cubin figures were known
@@ -167,6 +199,9 @@ TEST(HostModelTest, ExecutedCodeRoundTripsThroughCompileStats) {
   EXPECT_DOUBLE_EQ(back.executed_memory, 78);
   EXPECT_DOUBLE_EQ(back.executed_vector, 9);
   EXPECT_DOUBLE_EQ(back.executed_branches, 10);
+  EXPECT_DOUBLE_EQ(back.executed_constant_divisions, 4);
+  EXPECT_DOUBLE_EQ(back.executed_gather_lanes, 16);
+  EXPECT_DOUBLE_EQ(back.executed_half_lanes, 32);
   EXPECT_FALSE(ResourceUsageFromStats(nlohmann::json::object()).known());
 }
 

@@ -84,7 +84,10 @@ Expected<costmodel::ResourceUsage> CountHostUsage(const emitters::KernelIR& kern
                                   .executed_divisions = counts.divisions,
                                   .executed_memory = counts.memory,
                                   .executed_vector = counts.vector,
-                                  .executed_branches = counts.branches};
+                                  .executed_branches = counts.branches,
+                                  .executed_constant_divisions = counts.constant_divisions,
+                                  .executed_gather_lanes = counts.gather_lanes,
+                                  .executed_half_lanes = counts.half_lanes};
 }
 
 }  // namespace tilesmith::tuner
