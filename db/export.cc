@@ -483,10 +483,13 @@ Expected<ImportSummary> ImportResults(ResultStore& store, const json& document) 
   summary.measurements_added = batch.inserted;
   summary.measurements_present = static_cast<int64_t>(measurements.size()) - batch.inserted;
   // A verdict is added when it is newer than its key's newest: importing again adds none.
-  for (const VerdictRecord& verdict : verdicts) {
-    std::vector<ResultKey> key = {verdict.key};
-    TS_ASSIGN_OR_RETURN(std::vector<std::optional<VerdictRecord>> newest, store.Verdicts(key));
-    if (newest.front() && newest.front()->decided_at >= verdict.decided_at) {
+  std::vector<ResultKey> verdict_keys;
+  for (const VerdictRecord& verdict : verdicts) verdict_keys.push_back(verdict.key);
+  TS_ASSIGN_OR_RETURN(std::vector<std::optional<VerdictRecord>> newest,
+                      store.Verdicts(verdict_keys));
+  for (size_t i = 0; i < verdicts.size(); ++i) {
+    const VerdictRecord& verdict = verdicts[i];
+    if (newest[i] && newest[i]->decided_at >= verdict.decided_at) {
       ++summary.verdicts_present;
       continue;
     }

@@ -50,6 +50,8 @@ std::string ArchitectureKeyPrefix(const DeviceRecord& device) {
   return (bare ? device.target : device.target + ":" + device.compute_capability) + ", ";
 }
 
+bool IsArchitectureKeyPrefix(std::string_view key) { return key.ends_with(", "); }
+
 bool UnitMatchesDevice(std::string_view unit_key, bool match_prefix, std::string_view device_key) {
   return match_prefix ? device_key.starts_with(unit_key) : device_key == unit_key;
 }

@@ -134,6 +134,8 @@ bool UnitMatchesDevice(std::string_view unit_key, bool match_prefix, std::string
 /// The key prefix that admits every device of `device`'s architecture ("cuda:sm_90, "): a
 /// unit for it, with `match_prefix`, runs on any H100 whatever its clocks, driver or model.
 std::string ArchitectureKeyPrefix(const DeviceRecord& device);
+/// Whether `key` is such a prefix rather than a whole device key.
+bool IsArchitectureKeyPrefix(std::string_view key);
 
 /// The message of a refused commit or renewal, naming the unit and attempt.
 std::string LeaseLostMessage(const Lease& lease);

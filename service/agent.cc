@@ -148,8 +148,8 @@ class Agent {
       return;
     }
     ++stats_.failed;
-    if (report_ != nullptr && *state == db::UnitState::kQueued) report_->Requeued(reason);
-    if (report_ != nullptr && *state == db::UnitState::kFailed) {
+    if (report_ && *state == db::UnitState::kQueued) report_->Requeued(reason);
+    if (report_ && *state == db::UnitState::kFailed) {
       auto units = store_.ListUnits(unit.job_id);
       report_->Failed(units && !units->empty() ? units->front().error : reason);
     }
@@ -158,13 +158,7 @@ class Agent {
   }
 
   void RunUnit(const db::WorkUnit& unit) {
-    std::optional<JobReport> report;
-    report_ = nullptr;
-    RunUnit(unit, report);
-    report_ = nullptr;
-  }
-
-  void RunUnit(const db::WorkUnit& unit, std::optional<JobReport>& report) {
+    report_.reset();
     db::Lease lease{unit.id, unit.attempt, unit.owner};
     Log("claimed unit " + std::to_string(unit.id) + " (" + unit.name + ", attempt " +
         std::to_string(unit.attempt) + (unit.reclaims > 0 ? ", taken over" : "") + ")");
@@ -179,10 +173,11 @@ class Agent {
                       options_.compiler_version + " (run one version across the fleet)");
     }
     if (settings->service_job) {
-      report.emplace(store_, unit.job_id);
-      auto begun = report->Begin(options_.name);
-      if (!begun) return Fail(lease, unit, begun.error().message);
-      report_ = &*report;
+      auto begun = report_.emplace(store_, unit.job_id).Begin(options_.name);
+      if (!begun) {
+        report_.reset();
+        return Fail(lease, unit, begun.error().message);
+      }
       if (!*begun) {
         Status skipped = store_.CompleteUnit(lease, {}, {{"cancelled", true}});
         Log("unit " + std::to_string(unit.id) + ": its job was cancelled; " +
@@ -218,11 +213,7 @@ class Agent {
     options.time_on_device = true;  // only targets that can tune claim units
     options.job_id = unit.job_id;
     options.configs = settings->configs;
-    std::string free_layouts;
-    for (const std::string& name : settings->free_layouts) {
-      free_layouts += (free_layouts.empty() ? "" : ",") + name;
-    }
-    auto free = tuner::ParseFreeLayouts(free_layouts, *(*module)->fusion());
+    auto free = tuner::ParseFreeLayouts(settings->free_layouts, *(*module)->fusion());
     if (!free) return Fail(lease, unit, free.error().message);
     options.free_layouts = *free;
     options.worker_argv =
@@ -232,9 +223,9 @@ class Agent {
     auto started = Clock::now();
     db::LeaseHeartbeat heartbeat(heartbeat_store_, lease, options_.lease_ms);
     options.should_stop = [&] {
-      return stop_.load() || heartbeat.lost() || (report_ != nullptr && report_->Cancelled());
+      return stop_.load() || heartbeat.lost() || (report_ && report_->Cancelled());
     };
-    if (report_ != nullptr) {
+    if (report_) {
       options.on_progress = [&](const tuner::TuneProgress& progress) {
         report_->Progress(progress);
       };
@@ -252,15 +243,14 @@ class Agent {
     }
     if (stop_) {
       Status released = store_.ReleaseUnit(lease);
-      if (released && report_ != nullptr)
-        report_->Requeued("its agent " + options_.name + " stopped");
+      if (released && report_) report_->Requeued("its agent " + options_.name + " stopped");
       Log("stopping: unit " + std::to_string(unit.id) +
           (released ? " given back to the queue"
                     : " left to another agent once its lease expires (" + released.error().message +
                           ")"));
       return;
     }
-    if (report_ != nullptr && report_->Cancelled()) {
+    if (report_ && report_->Cancelled()) {
       // What the cancelled job measured is kept, as a server running it itself keeps it.
       json cancelled = result ? JobResultJson(*result) : json::object();
       cancelled["cancelled"] = true;
@@ -268,12 +258,12 @@ class Agent {
       return;
     }
     if (!result) return Fail(lease, unit, result.error().message);
-    if (report_ == nullptr) {
+    if (!report_) {
       Commit(lease, unit, staged, TuneResultJson(*result, seconds));
       return;
     }
     json job_result = JobResultJson(*result);
-    if (Commit(lease, unit, staged, job_result)) report_->Done(*result, job_result);
+    if (Commit(lease, unit, staged, job_result)) report_->Done(job_result);
   }
 
   // Commits the unit, waiting out an unreachable database while the lease may still hold.
@@ -321,7 +311,7 @@ class Agent {
   std::vector<std::string> keys_;
   std::string started_at_ = db::UtcNow();
   AgentStats stats_;
-  JobReport* report_ = nullptr;  // the job of the unit running, when a server queued it
+  std::optional<JobReport> report_;  // the job of the unit running, when a server queued it
 };
 
 }  // namespace

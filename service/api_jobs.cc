@@ -116,12 +116,10 @@ Expected<Submitted> Api::SubmitJob(const json& body, const json& defaults, int* 
     *error_status = 409;
     return MakeError(ErrorCode::kFailedPrecondition, refusal);
   }
-  std::string free_layouts;
-  for (const json& output : options["free_layouts"]) {
-    free_layouts += (free_layouts.empty() ? "" : ",") + output.get<std::string>();
-  }
-  TS_ASSIGN_OR_RETURN(tuner::FreeLayouts free,
-                      tuner::ParseFreeLayouts(free_layouts, *input.module->fusion()));
+  TS_ASSIGN_OR_RETURN(
+      tuner::FreeLayouts free,
+      tuner::ParseFreeLayouts(options["free_layouts"].get<std::vector<std::string>>(),
+                              *input.module->fusion()));
   auto space = tuner::BuildSpace(*input.module, target->device.info, free);
   if (!space) {
     *error_status = StatusFor(space.error());

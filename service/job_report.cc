@@ -1,5 +1,6 @@
 #include "service/job_report.h"
 
+#include "service/jobs.h"
 #include "support/log.h"
 
 namespace tilesmith::service {
@@ -67,17 +68,8 @@ bool JobReport::Cancelled() {
   return cancelled_;
 }
 
-void JobReport::Done(const tuner::TuneResult& result, const nlohmann::json& result_json) {
-  nlohmann::json& progress = record_.progress;
-  progress["compiled"] = result.compiled;
-  progress["measured"] = result.measured;
-  progress["failed"] = result.failed;
-  if (!progress.contains("total") || progress["total"] == 0) progress["total"] = result.measured;
-  if (result.best) {
-    progress["best_median_us"] = result.best->median_us;
-    progress["best_config"] = result.best->config;
-  }
-  progress.erase("stage");
+void JobReport::Done(const nlohmann::json& result_json) {
+  SetFinalProgress(record_.progress, result_json);
   record_.state = db::JobState::kDone;
   record_.result = result_json;
   Write();

@@ -28,7 +28,7 @@ class JobReport {
   /// Whether the job was cancelled; looks at the store at most once a second.
   bool Cancelled();
   /// The job's end: done, with the tune's result (as JobResultJson writes it).
-  void Done(const tuner::TuneResult& result, const nlohmann::json& result_json);
+  void Done(const nlohmann::json& result_json);
   /// The unit was given back after a failed attempt: queued again, with the reason shown.
   void Requeued(const std::string& reason);
   /// The unit failed for good: so does the job, with the unit's error.

@@ -40,6 +40,18 @@ json JobProgressJson(const tuner::TuneProgress& progress) {
       {"best_config", progress.best_median_us ? progress.best_config : json(nullptr)}};
 }
 
+void SetFinalProgress(json& progress, const json& result) {
+  for (const char* count : {"compiled", "measured", "failed"}) {
+    if (result.contains(count)) progress[count] = result[count];
+  }
+  if (progress.value("total", json(0)) == 0) progress["total"] = progress.value("measured", 0);
+  if (const json& best = result.value("best", json()); best.is_object()) {
+    progress["best_median_us"] = best.value("median_us", json());
+    progress["best_config"] = best.value("config", json());
+  }
+  progress.erase("stage");
+}
+
 json JobResultJson(const tuner::TuneResult& result) {
   return {{"fingerprint", result.fingerprint},
           {"device", result.device_key},
@@ -426,11 +438,8 @@ void LocalJobManager::RunJob(const std::shared_ptr<Active>& job, const ServedTar
   // A served target that can tune has what timing it needs (targets.h: can_tune).
   options.time_on_device = true;
   options.job_id = id;
-  std::string free_layouts;
-  for (const json& output : options_json.value("free_layouts", json::array())) {
-    free_layouts += (free_layouts.empty() ? "" : ",") + output.get<std::string>();
-  }
-  auto free = tuner::ParseFreeLayouts(free_layouts, *(*module)->fusion());
+  auto free = tuner::ParseFreeLayouts(
+      options_json.value("free_layouts", std::vector<std::string>{}), *(*module)->fusion());
   if (!free) return finish(db::JobState::kFailed, free.error().message, nullptr);
   options.free_layouts = *free;
   options.worker_argv =
@@ -478,23 +487,16 @@ void LocalJobManager::RunJob(const std::shared_ptr<Active>& job, const ServedTar
   fs::remove(path, error);
   if (!result) return finish(db::JobState::kFailed, result.error().message, nullptr);
   if (on_commit_) on_commit_(key);
+  const json result_json = JobResultJson(*result);
   {
-    // The final counts, resumed trials included (a fully resumed job commits no batch).
+    // A fully resumed job commits no batch: its counts come from the result.
     std::lock_guard lock(mutex_);
-    json& progress = job->record.progress;
-    progress["compiled"] = result->compiled;
-    progress["measured"] = result->measured;
-    progress["failed"] = result->failed;
-    if (!progress.contains("total") || progress["total"] == 0) progress["total"] = result->measured;
-    if (result->best) {
-      progress["best_median_us"] = result->best->median_us;
-      progress["best_config"] = result->best->config;
-    }
+    SetFinalProgress(job->record.progress, result_json);
   }
-  if (job->cancel) return finish(db::JobState::kCancelled, "", JobResultJson(*result));
+  if (job->cancel) return finish(db::JobState::kCancelled, "", result_json);
   if (interrupted) return finish(db::JobState::kQueued, "", nullptr);
   TS_LOG(kInfo) << "job " << id << ": done, " << result->measured_now << " measured";
-  finish(db::JobState::kDone, "", JobResultJson(*result));
+  finish(db::JobState::kDone, "", result_json);
 }
 
 }  // namespace

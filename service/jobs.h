@@ -104,6 +104,9 @@ std::unique_ptr<JobManager> MakeQueuedJobManager(
 nlohmann::json JobResultJson(const tuner::TuneResult& result);
 /// A tune's progress as a job's `progress`.
 nlohmann::json JobProgressJson(const tuner::TuneProgress& progress);
+/// A job's `progress` at its end, from its `result` (JobResultJson): the final counts,
+/// resumed trials included, and the best; the stage it was in no longer applies.
+void SetFinalProgress(nlohmann::json& progress, const nlohmann::json& result);
 
 /// A job as the API shows it.
 nlohmann::json JobJson(const db::JobRecord& job);

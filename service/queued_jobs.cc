@@ -43,7 +43,7 @@ class QueuedJobManager final : public JobManager {
     std::vector<db::JobState> active = {db::JobState::kQueued, db::JobState::kRunning};
     TS_ASSIGN_OR_RETURN(std::vector<db::JobRecord> jobs, store_.ListJobs(active));
     for (const db::JobRecord& job : jobs) {
-      std::vector<db::WorkUnit> unit = {UnitFor(job, job.device_key.ends_with(", "))};
+      std::vector<db::WorkUnit> unit = {UnitFor(job)};
       if (auto added = store_.EnqueueUnits(unit); !added) {
         TS_LOG(kWarning) << "job " << job.id << ": cannot queue it: " << added.error().message;
       }
@@ -113,7 +113,7 @@ class QueuedJobManager final : public JobManager {
     record.updated_at = record.created_at;
     // Durable before it is acknowledged, and queued before any agent can look for it.
     TS_RETURN_IF_ERROR(store_.PutJob(record));
-    std::vector<db::WorkUnit> unit = {UnitFor(record, whole_architecture)};
+    std::vector<db::WorkUnit> unit = {UnitFor(record)};
     if (auto added = store_.EnqueueUnits(unit); !added) {
       record.state = db::JobState::kFailed;
       record.error = "could not queue the job: " + added.error().message;
@@ -169,7 +169,7 @@ class QueuedJobManager final : public JobManager {
   Expected<std::map<std::string, int64_t>> CountByState() override { return store_.CountJobs(); }
 
  private:
-  db::WorkUnit UnitFor(const db::JobRecord& job, bool whole_architecture) const {
+  db::WorkUnit UnitFor(const db::JobRecord& job) const {
     UnitTuneSettings settings;
     settings.target = job.target;
     settings.source_format = job.source_format;
@@ -187,7 +187,7 @@ class QueuedJobManager final : public JobManager {
     unit.job_id = job.id;
     unit.sequence = 0;
     unit.device_key = job.device_key;
-    unit.match_prefix = whole_architecture;
+    unit.match_prefix = db::IsArchitectureKeyPrefix(job.device_key);
     unit.fingerprint = job.fingerprint;
     unit.name = "job " + job.id.substr(0, 8) + " (" + job.fingerprint.substr(0, 12) + ")";
     unit.fusion_text = job.fusion_text;
@@ -208,7 +208,7 @@ class QueuedJobManager final : public JobManager {
         derived.state =
             unit.result.value("cancelled", false) ? db::JobState::kCancelled : db::JobState::kDone;
         if (derived.result.is_null()) derived.result = unit.result;
-        FinalProgress(derived);
+        SetFinalProgress(derived.progress, derived.result);
         break;
       case db::UnitState::kFailed:
         derived.state = db::JobState::kFailed;
@@ -233,21 +233,6 @@ class QueuedJobManager final : public JobManager {
                   derived.compiler_version});
     }
     return derived;
-  }
-
-  // The final counts, from the result, as the agent would have written them.
-  static void FinalProgress(db::JobRecord& job) {
-    const json& result = job.result;
-    json& progress = job.progress;
-    for (const char* count : {"compiled", "measured", "failed"}) {
-      if (result.contains(count)) progress[count] = result[count];
-    }
-    if (progress.value("total", json(0)) == 0) progress["total"] = progress.value("measured", 0);
-    if (result.contains("best") && result["best"].is_object()) {
-      progress["best_median_us"] = result["best"].value("median_us", json());
-      progress["best_config"] = result["best"].value("config", json());
-    }
-    progress.erase("stage");
   }
 
   // What a queued unit waits for when no agent seen lately has its device.

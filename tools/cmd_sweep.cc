@@ -230,11 +230,7 @@ void TunePair(const Pair& pair, const RunContext& context, SweepRow* row) {
     return;
   }
   tuner::TuneOptions options;
-  std::string free_layouts;
-  for (const std::string& name : settings.free_layouts) {
-    free_layouts += (free_layouts.empty() ? "" : ",") + name;
-  }
-  auto free = tuner::ParseFreeLayouts(free_layouts, *loaded->module->fusion());
+  auto free = tuner::ParseFreeLayouts(settings.free_layouts, *loaded->module->fusion());
   if (!free) {
     row->status = "error";
     row->error = free.error().message;

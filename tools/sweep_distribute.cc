@@ -61,12 +61,8 @@ struct PlannedUnits {
 Expected<std::vector<std::string>> PlannedConfigs(const SweepPair& pair,
                                                   const LoadedFusion& loaded) {
   const SweepSettings& settings = pair.fusion->settings;
-  std::string free_layouts;
-  for (const std::string& name : settings.free_layouts) {
-    free_layouts += (free_layouts.empty() ? "" : ",") + name;
-  }
   TS_ASSIGN_OR_RETURN(tuner::FreeLayouts free,
-                      tuner::ParseFreeLayouts(free_layouts, *loaded.module->fusion()));
+                      tuner::ParseFreeLayouts(settings.free_layouts, *loaded.module->fusion()));
   TS_ASSIGN_OR_RETURN(tuner::Space space,
                       tuner::BuildSpace(*loaded.module, pair.device->info, free));
   TS_ASSIGN_OR_RETURN(

@@ -142,6 +142,13 @@ Expected<FreeLayouts> ParseFreeLayouts(std::string_view list, const hlo::HloComp
   return free;
 }
 
+Expected<FreeLayouts> ParseFreeLayouts(std::span<const std::string> names,
+                                       const hlo::HloComputation& fusion) {
+  FreeLayouts free;
+  for (const std::string& name : names) TS_RETURN_IF_ERROR(AddFreeName(name, fusion, free));
+  return free;
+}
+
 std::vector<std::string> LayoutMenu(const hlo::Shape& array) {
   std::vector<std::string> menu = {hlo::LayoutToString(array.layout())};
   int64_t rank = array.rank();

@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,6 +33,9 @@ struct FreeLayouts {
 /// A scalar or vector has one layout and is left out. A tuple-shaped parameter, or one a
 /// bitcast reads (its result depends on the operand's layout), is an error.
 Expected<FreeLayouts> ParseFreeLayouts(std::string_view list, const hlo::HloComputation& fusion);
+/// The same for names already apart (a sweep's or a job's list).
+Expected<FreeLayouts> ParseFreeLayouts(std::span<const std::string> names,
+                                       const hlo::HloComputation& fusion);
 
 /// Layouts an array may take: its own first, then every other minor_to_major permutation
 /// (rank <= 4), then `T(8,128)` tiles on the row-major order (rank >= 2), with a `(2,1)`

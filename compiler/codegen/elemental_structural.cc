@@ -218,36 +218,19 @@ Expected<ScalarValue> EmitReduce(ElementalEmitter& emitter, const HloInstruction
     int accumulators = emitter.hooks().ReductionAccumulators(initial.front().type);
     std::optional<OrderedKeys> keys;
     if (emitter.hooks().FoldMinMaxAsOrderedKeys()) keys = OrderedKeysOf(reduce);
-    if (accumulators > 1 && keys && IsSmallElementwiseClosure(reduce, n)) {
+    if (accumulators > 1 && IsSmallElementwiseClosure(reduce, n)) {
       llvm::IRBuilder<>& b = emitter.builder();
       // An integer max is a reduction LLVM's loop vectoriser takes whole: along a reduce's
       // rows one key chain vectorises over consecutive elements, where interleaved chains
       // became strided shuffles (a row max in a loop fusion ran 2.3x slower). A window's
       // few points keep the independent chains.
-      int chains = reduce.opcode() == HloOpcode::kReduce ? 1 : accumulators;
+      int chains = keys && reduce.opcode() == HloOpcode::kReduce ? 1 : accumulators;
+      std::vector<ScalarValue> start = initial;
+      if (keys) start[0] = EncodeKey(b, *keys, start[0]);
       TS_ASSIGN_OR_RETURN(
           std::vector<ScalarValue> result,
           ReduceInterleaved(
-              emitter, maps[0], {EncodeKey(b, *keys, initial[0])}, chains,
-              [&](std::span<const AffineExpr> loops) -> Expected<std::vector<ScalarValue>> {
-                TS_ASSIGN_OR_RETURN(std::vector<AffineExpr> symbols,
-                                    BindSymbols(emitter, maps[0], loops));
-                TS_ASSIGN_OR_RETURN(
-                    ScalarValue x, emitter.EmitElement(*reduce.operand(0),
-                                                       ApplyMap(emitter, maps[0], index, symbols)));
-                return std::vector<ScalarValue>{EncodeKey(b, *keys, x)};
-              },
-              [&](std::vector<ScalarValue> a,
-                  std::span<const ScalarValue> b_keys) -> Expected<std::vector<ScalarValue>> {
-                return std::vector<ScalarValue>{CombineKeys(b, *keys, a[0], b_keys[0])};
-              }));
-      return DecodeKey(b, *keys, result[0]);
-    }
-    if (accumulators > 1 && IsSmallElementwiseClosure(reduce, n)) {
-      TS_ASSIGN_OR_RETURN(
-          std::vector<ScalarValue> result,
-          ReduceInterleaved(
-              emitter, maps[0], initial, accumulators,
+              emitter, maps[0], std::move(start), chains,
               [&](std::span<const AffineExpr> loops) -> Expected<std::vector<ScalarValue>> {
                 TS_ASSIGN_OR_RETURN(std::vector<AffineExpr> symbols,
                                     BindSymbols(emitter, maps[0], loops));
@@ -256,16 +239,18 @@ Expected<ScalarValue> EmitReduce(ElementalEmitter& emitter, const HloInstruction
                   TS_ASSIGN_OR_RETURN(ScalarValue x, emitter.EmitElement(*reduce.operand(i),
                                                                          ApplyMap(emitter, maps[i],
                                                                                   index, symbols)));
-                  elements.push_back(x);
+                  elements.push_back(keys ? EncodeKey(b, *keys, x) : x);
                 }
                 return elements;
               },
               [&](std::vector<ScalarValue> a,
-                  std::span<const ScalarValue> b) -> Expected<std::vector<ScalarValue>> {
-                a.insert(a.end(), b.begin(), b.end());
+                  std::span<const ScalarValue> rhs) -> Expected<std::vector<ScalarValue>> {
+                if (keys) return std::vector<ScalarValue>{CombineKeys(b, *keys, a[0], rhs[0])};
+                a.insert(a.end(), rhs.begin(), rhs.end());
                 return emitter.CallScalarComputation(*reduce.called_computation(), a);
               }));
-      return result[std::max<int64_t>(tuple_index, 0)];
+      ScalarValue value = result[std::max<int64_t>(tuple_index, 0)];
+      return keys ? DecodeKey(b, *keys, value) : value;
     }
   }
   TS_ASSIGN_OR_RETURN(
