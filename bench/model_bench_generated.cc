@@ -112,8 +112,9 @@ Expected<Timed> TimeFusion(const hlo::GeneratedFusion& generated, const tuner::D
       nlohmann::json terms = config.prediction.breakdown;
       terms.erase("calibration");
       const std::vector<float>& x = result.rows.back().features;
-      for (const char* name : {"code.instructions", "code.divisions", "code.constant_divisions",
-                               "code.gather_lanes", "code.half_lanes"}) {
+      for (const char* name :
+           {"code.instructions", "code.divisions", "code.constant_divisions", "code.gather_lanes",
+            "code.half_lanes", "code.machine_instructions", "code.float_divisions"}) {
         terms[name] = x[costmodel::FeatureIndex(name)];
       }
       std::fprintf(stderr, "%s %c %10.1f %10.1f %10.1f  %s  %s\n", generated.name.c_str(),

@@ -14,14 +14,17 @@ namespace {
 // The host code's figures by their names in compile stats; `Usage` const or not.
 template <typename Usage>
 auto ExecutedFigures(Usage& usage) {
-  return std::array{std::pair{"executed_instructions", &usage.executed_instructions},
-                    std::pair{"executed_divisions", &usage.executed_divisions},
-                    std::pair{"executed_memory", &usage.executed_memory},
-                    std::pair{"executed_vector", &usage.executed_vector},
-                    std::pair{"executed_branches", &usage.executed_branches},
-                    std::pair{"executed_constant_divisions", &usage.executed_constant_divisions},
-                    std::pair{"executed_gather_lanes", &usage.executed_gather_lanes},
-                    std::pair{"executed_half_lanes", &usage.executed_half_lanes}};
+  return std::array{
+      std::pair{"executed_instructions", &usage.executed_instructions},
+      std::pair{"executed_divisions", &usage.executed_divisions},
+      std::pair{"executed_memory", &usage.executed_memory},
+      std::pair{"executed_vector", &usage.executed_vector},
+      std::pair{"executed_branches", &usage.executed_branches},
+      std::pair{"executed_constant_divisions", &usage.executed_constant_divisions},
+      std::pair{"executed_float_divisions", &usage.executed_float_divisions},
+      std::pair{"executed_gather_lanes", &usage.executed_gather_lanes},
+      std::pair{"executed_half_lanes", &usage.executed_half_lanes},
+      std::pair{"executed_machine_instructions", &usage.executed_machine_instructions}};
 }
 
 }  // namespace

@@ -36,12 +36,20 @@ struct ResourceUsage {
   /// multiply-high and shifts (compile stats recorded before it was counted lack it: 0,
   /// every division priced as a division by a variable).
   double executed_constant_divisions = 0;
+  /// Of the divisions: floating-point ones (compile stats recorded before they were
+  /// counted lack it: 0, every division that is not by a constant priced as an integer
+  /// division by a variable).
+  double executed_float_divisions = 0;
   /// The lanes of gathers and scatters: element-by-element loads and stores that one
   /// vectorised instruction stands for.
   double executed_gather_lanes = 0;
   /// The lanes of f16 and bf16 arithmetic, compares and conversions, each converted to f32
   /// and back by the target.
   double executed_half_lanes = 0;
+  /// The machine instructions the target's code generator made of it, each weighted by
+  /// its IR block's runs: a promoted f16 lane's conversions, spills and shuffles, which the
+  /// IR counts as one instruction or none (0 in stats recorded before they were counted).
+  double executed_machine_instructions = 0;
   bool has_cubin() const { return registers > 0; }
   bool has_host_code() const { return executed_instructions > 0; }
   bool known() const { return has_cubin() || has_host_code(); }

@@ -141,6 +141,9 @@ std::vector<std::string> MakeNames() {
                            "code.gather_lanes_per_instruction",
                            "code.half_lanes",
                            "code.half_lanes_per_instruction",
+                           "code.machine_instructions",
+                           "code.float_divisions",
+                           "code.machine_instructions_per_element",
                            "shared.bytes",
                            "shared.conflict_degree",
                            "ratio.elements_per_thread",
@@ -356,6 +359,13 @@ std::vector<float> KernelFeatures(const emitters::KernelIR& kernel, const Device
     row.Set("code.gather_lanes_per_instruction", usage->executed_gather_lanes / instructions);
     row.Set("code.half_lanes", usage->executed_half_lanes);
     row.Set("code.half_lanes_per_instruction", usage->executed_half_lanes / instructions);
+    row.Set("code.float_divisions", usage->executed_float_divisions);
+    if (usage->executed_machine_instructions > 0) {
+      row.Set("code.machine_instructions", usage->executed_machine_instructions);
+      row.Set("code.machine_instructions_per_element", usage->executed_machine_instructions *
+                                                           static_cast<double>(blocks) /
+                                                           std::max(1.0, out_elements));
+    }
   }
 
   // Scale-free figures: what transfers between fusions of different sizes, where absolute

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include "costmodel/kernel_facts.h"
 #include "support/thread_pool.h"
@@ -164,10 +165,15 @@ const HostCalibration& CachedHostCalibration(int64_t cache_bytes) {
 double HostParallelEfficiency(int64_t blocks, int threads) {
   if (blocks <= 0 || threads <= 0) return 1;
   int64_t tasks = std::min<int64_t>(blocks, int64_t{4} * threads);
-  int64_t blocks_per_task = (blocks + tasks - 1) / tasks;
-  int64_t tasks_per_thread = (tasks + threads - 1) / threads;
-  return static_cast<double>(blocks) /
-         static_cast<double>(blocks_per_task * tasks_per_thread * threads);
+  // Each thread takes the next task as it finishes its last: task t (in order) goes to
+  // the thread that is free first.
+  std::vector<int64_t> finish(static_cast<size_t>(std::min<int64_t>(threads, tasks)), 0);
+  for (int64_t task = 0; task < tasks; ++task) {
+    int64_t size = blocks * (task + 1) / tasks - blocks * task / tasks;
+    *std::min_element(finish.begin(), finish.end()) += size;
+  }
+  int64_t makespan = *std::max_element(finish.begin(), finish.end());
+  return static_cast<double>(blocks) / static_cast<double>(makespan * threads);
 }
 
 double HostBandwidth(const HostCalibration& calibration, int64_t busy, bool fits_cache) {
@@ -260,11 +266,19 @@ Expected<Prediction> HostModel::Predict(const emitters::KernelIR& kernel,
   if (counted) {
     double constant_divisions =
         std::min(usage->executed_constant_divisions, usage->executed_divisions);
-    code_us = (usage->executed_instructions * kHostInstructionUs +
-               (usage->executed_divisions - constant_divisions) * kHostDivisionUs +
-               constant_divisions * kHostConstantDivisionUs +
-               usage->executed_gather_lanes * kHostGatherLaneUs) *
-              static_cast<double>(blocks) * per_thread;
+    double float_divisions =
+        std::min(usage->executed_float_divisions, usage->executed_divisions - constant_divisions);
+    double instructions_us =
+        usage->executed_machine_instructions > 0
+            ? usage->executed_machine_instructions * kHostMachineInstructionUs +
+                  usage->executed_instructions * kHostIrInstructionBesideMachineUs
+            : usage->executed_instructions * kHostInstructionUs;
+    code_us =
+        (instructions_us +
+         (usage->executed_divisions - constant_divisions - float_divisions) * kHostDivisionUs +
+         constant_divisions * kHostConstantDivisionUs + float_divisions * kHostFloatDivisionUs +
+         usage->executed_gather_lanes * kHostGatherLaneUs) *
+        static_cast<double>(blocks) * per_thread;
   }
   double work_us = (counted ? code_us : compute_us + step_us) + miss_us;
   double overlap = work_us + memory_us - 0.95 * std::min(work_us, memory_us);
@@ -278,6 +292,7 @@ Expected<Prediction> HostModel::Predict(const emitters::KernelIR& kernel,
       {"sweep_miss_us", miss_us},
       {"code_us", code_us},
       {"work", counted ? "executed code" : "estimated"},
+      {"machine_instructions", counted ? usage->executed_machine_instructions : 0.0},
       {"dispatch_us", c.dispatch_us},
       {"blocks", blocks},
       {"bytes", {{"read", traffic.read_bytes}, {"write", traffic.write_bytes}}},

@@ -65,12 +65,30 @@ inline constexpr double kHostAcrossThreadsSimdShare = 0.55;
 /// (code_counts.h), 0.3 ns ranks best on session 8's two runs (0.744 mean Spearman at
 /// 0.1 ns, 0.752 at 0.15, 0.757 at 0.2, 0.760 at 0.3, 0.759 at 0.4).
 inline constexpr double kHostInstructionUs = 0.0003;
+/// Where the machine code was counted too (ResourceUsage's `executed_machine_instructions`):
+/// 0.15 ns per machine instruction and 0.1 ns per IR instruction beside it. The machine
+/// count sees what the IR hides: an f16 operation promoted lane by lane (8 lanes of one IR
+/// instruction became 40 machine instructions of conversions and shuffles), register
+/// spills, a shuffle per extracted lane. The IR count keeps a share because it carries what
+/// the machine count misses, such as blocks the code generator split off. Fitted on
+/// model_bench's saved timings of 160 generated fusions (seeds 5101-5104, 32 configs each,
+/// mean Spearman per fusion 0.651 → 0.680, and 0.549 → 0.639 on the 23 whose best config
+/// takes at least 100 µs); 0.12-0.18 ns and 0.05-0.15 ns are within 0.01 of the best.
+inline constexpr double kHostMachineInstructionUs = 0.00015;
+inline constexpr double kHostIrInstructionBesideMachineUs = 0.0001;
 inline constexpr double kHostDivisionUs = 0.02;
 /// An integer division or remainder by a constant, which the backend lowers to a
 /// multiply-high and shifts: a few dependent cycles on the index path, not a divider's
 /// tens. Priced as a division, the index arithmetic of generated slices and loops (divisions
 /// by their extents, tens of thousands per kernel) came to 10-20x their measured times.
 inline constexpr double kHostConstantDivisionUs = 0.0015;
+/// A floating-point division or remainder (scalar or vector), beside its machine
+/// instruction: the divider's throughput, a few cycles, not the wait of an integer division
+/// by a variable on the index path. Priced as such (20 ns), a logistic's or a tanh's
+/// divisions made up most of the predicted time of generated transposes and scatters, whose
+/// configs then ranked backwards (`gen_5103_25`: -0.17). On the saved timings of seeds
+/// 5101-5104 the mean Spearman is flat within 0-3 ns (0.687-0.685; 0.683 at 20 ns).
+inline constexpr double kHostFloatDivisionUs = 0.001;
 /// One lane of a gather or scatter (a thread loop the vectoriser made of element loads it
 /// could not prove contiguous): a load of its own, though the instruction counts once.
 inline constexpr double kHostGatherLaneUs = 0.004;
@@ -111,10 +129,15 @@ struct SweepCost {
 };
 SweepCost HostSweepCost(const ThreadSweep& sweep);
 
-/// The share of `threads` pool threads a grid of `blocks` keeps busy: tasks are
-/// min(blocks, 4 x threads) equal runs of blocks, dealt to threads, so both the tasks per
-/// thread and the blocks per task round up. The model divides work by the busy threads
-/// (min(blocks, threads)) and by this share scaled to them, their load balance.
+/// The share of `threads` pool threads a grid of `blocks` keeps busy: the grid is split
+/// into min(blocks, 4 x threads) tasks of floor or ceil(blocks / tasks) blocks
+/// (HostKernel::Run), which the threads take in order, each as it finishes its last
+/// (ThreadPool::ParallelFor); the share is blocks / (threads x the last thread's finish).
+/// 9 blocks on 2 threads: 7 tasks of 1 and one of 2, done at 5 blocks' time, 0.9. (Rounding
+/// every task up to 2 blocks said 0.56, and ranked configs of few large blocks far too
+/// slow: on 160 generated fusions' timings their times matched those of many blocks.) The model
+/// divides work by the busy threads (min(blocks, threads)) and by this share scaled to them, their
+/// load balance.
 double HostParallelEfficiency(int64_t blocks, int threads);
 
 /// Bandwidth in bytes per µs with `busy` of the calibration's threads: DRAM (or cache,

@@ -9,9 +9,14 @@
 #include <llvm/IR/Dominators.h>
 #include <llvm/IR/Instructions.h>
 #include <llvm/IR/IntrinsicInst.h>
+#include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
 #include <llvm/TargetParser/Triple.h>
 
+#include <algorithm>
+#include <cctype>
+#include <string>
+#include <string_view>
 #include <unordered_map>
 
 namespace tilesmith::codegen {
@@ -178,9 +183,8 @@ class BlockRuns {
   std::unordered_map<const llvm::Loop*, double> iterations_;
 };
 
-}  // namespace
-
-CodeCounts CountExecutedCode(llvm::Function& function) {
+// CountExecutedCode, and each block's runs by its name where `runs_by_block` is given.
+CodeCounts Count(llvm::Function& function, std::unordered_map<std::string, double>* runs_by_block) {
   CodeCounts counts;
   if (function.isDeclaration()) return counts;
   llvm::DominatorTree dominators(function);
@@ -195,6 +199,7 @@ CodeCounts CountExecutedCode(llvm::Function& function) {
   BlockRuns block_runs(function, loops, evolution, library, dominators);
   for (llvm::BasicBlock& block : function) {
     double runs = block_runs.Runs(&block);
+    if (runs_by_block != nullptr) (*runs_by_block)[block.getName().str()] = runs;
     for (llvm::Instruction& instruction : block) {
       if (llvm::isa<llvm::PHINode, llvm::DbgInfoIntrinsic>(instruction)) continue;
       counts.instructions += runs;
@@ -202,6 +207,10 @@ CodeCounts CountExecutedCode(llvm::Function& function) {
       if (instruction.getType()->isVectorTy()) counts.vector += runs;
       if (IsDivision(instruction)) counts.divisions += runs;
       if (IsConstantDivision(instruction)) counts.constant_divisions += runs;
+      if (instruction.getOpcode() == llvm::Instruction::FDiv ||
+          instruction.getOpcode() == llvm::Instruction::FRem) {
+        counts.float_divisions += runs;
+      }
       counts.gather_lanes += runs * GatherLanes(instruction);
       counts.half_lanes += runs * HalfLanes(instruction);
       if (const auto* branch = llvm::dyn_cast<llvm::BranchInst>(&instruction)) {
@@ -211,6 +220,75 @@ CodeCounts CountExecutedCode(llvm::Function& function) {
       }
     }
   }
+  return counts;
+}
+
+bool StartsWith(std::string_view text, std::string_view prefix) {
+  return text.substr(0, prefix.size()) == prefix;
+}
+
+// Machine instructions in `assembly` (the target's text for `function`), each weighted by
+// the runs of the IR block the printer names beside its machine block's label (`# %name`);
+// a block the code generator split off, unnamed, runs as the block before it.
+double WeightedMachineInstructions(std::string_view assembly, std::string_view function,
+                                   const std::unordered_map<std::string, double>& runs_by_block) {
+  double total = 0;
+  double runs = 1;
+  bool inside = false;
+  size_t start = 0;
+  while (start < assembly.size()) {
+    size_t end = assembly.find('\n', start);
+    if (end == std::string_view::npos) end = assembly.size();
+    std::string_view line = assembly.substr(start, end - start);
+    start = end + 1;
+    if (!inside) {
+      inside = StartsWith(line, function) && StartsWith(line.substr(function.size()), ":");
+      continue;
+    }
+    if (StartsWith(line, ".Lfunc_end")) break;
+    bool label = StartsWith(line, ".LBB") || StartsWith(line, "# %bb.");
+    if (label) {
+      size_t name = line.find("# %", 2);
+      if (name != std::string_view::npos) {
+        std::string block(line.substr(name + 3));
+        while (!block.empty() && std::isspace(static_cast<unsigned char>(block.back()))) {
+          block.pop_back();
+        }
+        if (auto found = runs_by_block.find(block); found != runs_by_block.end()) {
+          runs = found->second;
+        }
+      }
+      continue;
+    }
+    size_t first = line.find_first_not_of(" \t");
+    if (first == std::string_view::npos || first == 0) continue;
+    char lead = line[first];
+    if (lead == '.' || lead == '#') continue;  // directives and comments
+    total += runs;
+  }
+  return total;
+}
+
+}  // namespace
+
+CodeCounts CountExecutedCode(llvm::Function& function) { return Count(function, nullptr); }
+
+CodeCounts CountExecutedMachineCode(llvm::Function& function, llvm::TargetMachine& machine) {
+  // Every block named, so the printer's label comments name them all.
+  int unnamed = 0;
+  for (llvm::BasicBlock& block : function) {
+    if (!block.hasName()) block.setName("b" + std::to_string(unnamed++));
+  }
+  std::unordered_map<std::string, double> runs_by_block;
+  CodeCounts counts = Count(function, &runs_by_block);
+  llvm::SmallString<0> assembly;
+  llvm::raw_svector_ostream out(assembly);
+  llvm::legacy::PassManager passes;
+  machine.Options.MCOptions.AsmVerbose = true;  // the label comments that name IR blocks
+  if (machine.addPassesToEmitFile(passes, out, nullptr, llvm::CGFT_AssemblyFile)) return counts;
+  std::string name = function.getName().str();
+  passes.run(*function.getParent());
+  counts.machine_instructions = WeightedMachineInstructions(assembly.str(), name, runs_by_block);
   return counts;
 }
 

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <llvm/IR/Function.h>
+#include <llvm/Target/TargetMachine.h>
 
 #include <cstdint>
 
@@ -23,6 +24,9 @@ struct CodeCounts {
   /// Of `divisions`: integer ones by a constant (scalar or splat). The target lowers them
   /// to a multiply-high and shifts, a few cycles, where a division by a variable waits tens.
   double constant_divisions = 0;
+  /// Of `divisions`: floating-point ones (a vector divide of a few cycles' throughput,
+  /// which does not hold up the index path as an integer division by a variable does).
+  double float_divisions = 0;
   /// The lanes of gathers and scatters (masked or not): each lane is a load or store of its
   /// own, though the instruction counts once. The loop vectoriser makes them of a thread
   /// loop whose addresses it cannot prove contiguous.
@@ -31,10 +35,19 @@ struct CodeCounts {
   /// stores or bitcasts): x86 has no such arithmetic, so each lane converts to f32 and back
   /// around the operation, several instructions that the IR counts once.
   double half_lanes = 0;
-  double branches = 0;          ///< Conditional branches and switches.
+  double branches = 0;  ///< Conditional branches and switches.
+  /// With a target machine: the machine instructions its code generator makes of the
+  /// function (after instruction selection and register allocation: a promoted f16 lane's
+  /// conversions, spills, shuffles), each weighted by the runs of the IR block it came from.
+  double machine_instructions = 0;
   int64_t unbounded_loops = 0;  ///< Loops counted once: no constant bound on their trips.
 };
 
 CodeCounts CountExecutedCode(llvm::Function& function);
+
+/// CountExecutedCode and the machine instructions: `function`'s module is compiled to
+/// assembly by `machine` (which changes its IR: count nothing of it afterwards). Blocks
+/// without a name get one, so the printer's label comments name every block.
+CodeCounts CountExecutedMachineCode(llvm::Function& function, llvm::TargetMachine& machine);
 
 }  // namespace tilesmith::codegen

@@ -6,6 +6,7 @@
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -246,9 +247,15 @@ Expected<std::unique_ptr<HostKernel>> CompileForHost(emitters::KernelIR kernel,
 
 namespace {
 
-// `kernel` as optimised LLVM IR for the host, in `context`, without machine code.
-Expected<std::unique_ptr<llvm::Module>> OptimizedHostModule(const emitters::KernelIR& kernel,
-                                                            llvm::LLVMContext& context) {
+// `kernel` as optimised LLVM IR for the host, in `context`, without machine code, and the
+// target machine it was optimised for.
+struct OptimizedModule {
+  std::unique_ptr<llvm::TargetMachine> machine;
+  std::unique_ptr<llvm::Module> module;
+};
+
+Expected<OptimizedModule> OptimizedHostModule(const emitters::KernelIR& kernel,
+                                              llvm::LLVMContext& context) {
   InitializeLlvm();
   auto machine_builder = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!machine_builder) return MakeError(ErrorCode::kInternal, "cannot describe the host CPU");
@@ -257,25 +264,25 @@ Expected<std::unique_ptr<llvm::Module>> OptimizedHostModule(const emitters::Kern
   TS_ASSIGN_OR_RETURN(std::unique_ptr<llvm::Module> module,
                       BuildModule(kernel, context, **machine));
   OptimizeModule(*module, **machine);
-  return module;
+  return OptimizedModule{std::move(*machine), std::move(module)};
 }
 
 }  // namespace
 
 Expected<std::string> HostLlvmIr(const emitters::KernelIR& kernel) {
   llvm::LLVMContext context;
-  TS_ASSIGN_OR_RETURN(std::unique_ptr<llvm::Module> module, OptimizedHostModule(kernel, context));
-  return ModuleText(*module);
+  TS_ASSIGN_OR_RETURN(OptimizedModule optimized, OptimizedHostModule(kernel, context));
+  return ModuleText(*optimized.module);
 }
 
 Expected<CodeCounts> CountHostCode(const emitters::KernelIR& kernel) {
   llvm::LLVMContext context;
-  TS_ASSIGN_OR_RETURN(std::unique_ptr<llvm::Module> module, OptimizedHostModule(kernel, context));
-  llvm::Function* function = module->getFunction(kernel.name);
+  TS_ASSIGN_OR_RETURN(OptimizedModule optimized, OptimizedHostModule(kernel, context));
+  llvm::Function* function = optimized.module->getFunction(kernel.name);
   if (function == nullptr) {
     return MakeError(ErrorCode::kInternal, "no function '" + kernel.name + "' in the module");
   }
-  return CountExecutedCode(*function);
+  return CountExecutedMachineCode(*function, *optimized.machine);
 }
 
 void HostKernel::Run(std::span<void* const> buffers, int threads) const {

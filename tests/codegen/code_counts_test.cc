@@ -4,11 +4,13 @@
 #include "compiler/codegen/code_counts.h"
 
 #include <gtest/gtest.h>
+#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 
 #include "compiler/codegen/host_backend.h"
+#include "compiler/codegen/llvm_setup.h"
 #include "compiler/codegen/loop_builder.h"
 #include "compiler/hlo/parser.h"
 #include "tests/codegen/host_check.h"
@@ -87,8 +89,9 @@ TEST(CodeCountsTest, LoopWithoutAConstantBoundCountsOnce) {
   EXPECT_EQ(counts.unbounded_loops, 1);
 }
 
-// i64 f(i64 x): a division by x and a remainder by 5; a gather of 8 floats; an f16 add of 4
-// lanes and a scalar bf16 compare (beside an f16 load and store, which only move 16 bits).
+// i64 f(i64 x): a division by x, a remainder by 5 and a float division; a gather of 8 floats; an
+// f16 add of 4 lanes and a scalar bf16 compare (beside an f16 load and store, which only move 16
+// bits).
 TEST(CodeCountsTest, ConstantDivisionsGatherLanesAndHalfLanes) {
   auto made = MakeFunction("mixed");
   llvm::LLVMContext& context = made->context;
@@ -96,6 +99,8 @@ TEST(CodeCountsTest, ConstantDivisionsGatherLanesAndHalfLanes) {
   llvm::Value* x = made->function->getArg(0);
   llvm::Value* by_variable = b.CreateUDiv(b.getInt64(1000), x);
   llvm::Value* by_constant = b.CreateURem(x, b.getInt64(5));
+  llvm::Value* real = b.CreateSIToFP(x, b.getFloatTy());
+  b.CreateFDiv(real, b.CreateFAdd(real, llvm::ConstantFP::get(b.getFloatTy(), 1.0)));
   llvm::Type* ptr = llvm::PointerType::get(context, 0);
   llvm::Value* base = b.CreateIntToPtr(x, ptr);
   llvm::Value* pointers = b.CreateVectorSplat(8, base);
@@ -114,8 +119,9 @@ TEST(CodeCountsTest, ConstantDivisionsGatherLanesAndHalfLanes) {
                                       b.getInt64Ty()));
   b.CreateRet(sum);
   CodeCounts counts = CountExecutedCode(*made->function);
-  EXPECT_DOUBLE_EQ(counts.divisions, 2);
+  EXPECT_DOUBLE_EQ(counts.divisions, 3);
   EXPECT_DOUBLE_EQ(counts.constant_divisions, 1);
+  EXPECT_DOUBLE_EQ(counts.float_divisions, 1);
   EXPECT_DOUBLE_EQ(counts.gather_lanes, 8);
   EXPECT_DOUBLE_EQ(counts.half_lanes, 4 + 1);  // the fadd's lanes and the compare
 }
@@ -159,6 +165,52 @@ TEST(CodeCountsTest, ArmsOfABranchCountByTheirProbability) {
   EXPECT_NEAR(unhinted.instructions, 2 + 1 + 0.5 * 11 + 0.5 * 31, 0.1);
 }
 
+std::unique_ptr<llvm::TargetMachine> HostMachine() {
+  InitializeLlvm();
+  auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!builder) return nullptr;
+  auto machine = builder->createTargetMachine();
+  return machine ? std::move(*machine) : nullptr;
+}
+
+// The machine code of a loop counts once per trip, as its IR does: the body's machine
+// instructions (the udiv by 7 a multiply-high and shifts) scale with the trips.
+TEST(CodeCountsTest, MachineInstructionsCountOncePerTrip) {
+  auto machine = HostMachine();
+  ASSERT_NE(machine, nullptr);
+  auto ten = MakeLoop(10, /*constant_bound=*/true);
+  auto forty = MakeLoop(40, /*constant_bound=*/true);
+  CodeCounts counted_ten = CountExecutedMachineCode(*ten->function, *machine);
+  CodeCounts counted_forty = CountExecutedMachineCode(*forty->function, *machine);
+  EXPECT_DOUBLE_EQ(counted_ten.instructions, 1 + 5 * 10 + 1);  // the IR's count as before
+  EXPECT_GE(counted_ten.machine_instructions, 5 * 10);
+  double per_trip = (counted_forty.machine_instructions - counted_ten.machine_instructions) / 30;
+  EXPECT_GE(per_trip, 4);
+  EXPECT_NEAR(counted_ten.machine_instructions, 10 * per_trip, 10);
+}
+
+// x86 has no f16 arithmetic: a minimum and a compare of 8 f16 lanes, one IR instruction
+// each, become lane-by-lane conversions, compares and shuffles, which the machine count
+// sees and the IR's does not.
+TEST(CodeCountsTest, MachineInstructionsSeePromotedHalfLanes) {
+  auto machine = HostMachine();
+  ASSERT_NE(machine, nullptr);
+  auto made = MakeFunction("halves");
+  llvm::LLVMContext& context = made->context;
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(context, "entry", made->function));
+  llvm::Value* base = b.CreateIntToPtr(made->function->getArg(0), b.getPtrTy());
+  llvm::Type* halves = llvm::FixedVectorType::get(b.getHalfTy(), 8);
+  llvm::Value* loaded = b.CreateLoad(halves, base);
+  llvm::Value* least = b.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, loaded, loaded);
+  llvm::Value* picked = b.CreateSelect(b.CreateFCmpOLT(least, loaded), loaded, least);
+  b.CreateStore(picked, base);
+  b.CreateRet(made->function->getArg(0));
+  CodeCounts counts = CountExecutedMachineCode(*made->function, *machine);
+  EXPECT_DOUBLE_EQ(counts.instructions, 7);  // with the inttoptr, the select and the ret
+  EXPECT_DOUBLE_EQ(counts.half_lanes, 16);   // the minimum's lanes and the compare's
+  EXPECT_GT(counts.machine_instructions, 5 * counts.instructions);
+}
+
 Expected<CodeCounts> CountKernel(const std::string& text, const std::string& config) {
   TS_ASSIGN_OR_RETURN(std::unique_ptr<hlo::HloModule> module, hlo::ParseHloModule(text, "k"));
   analysis::FusionAnalysis analysis = analysis::AnalyzeFusion(*module->fusion());
@@ -184,6 +236,9 @@ ENTRY e {
   EXPECT_GT(one->memory, 0);
   EXPECT_GT(four->instructions, 2 * one->instructions);
   EXPECT_LE(one->unbounded_loops, 1);
+  // The machine code of every thread's loop counts too, as the IR's does.
+  EXPECT_GT(one->machine_instructions, one->instructions / 2);
+  EXPECT_GT(four->machine_instructions, 2 * one->machine_instructions);
 }
 
 // A transpose tile of 64 x 64 over 20 rows runs its body for the 20 only, over 40 rows for

@@ -62,9 +62,11 @@ std::string VectorFingerprint(std::string_view text, const nlohmann::json& confi
 
 // The first columns were captured from the feature code before they were derived from the
 // registry; schema 8 added the host code's constant divisions, gather lanes and f16/bf16
-// lanes (`code.constant_divisions`, … after `code.instructions_per_element`).
-TEST(FeatureSchemaPinTest, TheSchemaEightColumnsKeepTheirNamesAndOrder) {
-  ASSERT_EQ(kFeatureSchemaVersion, 8) << "a new schema version: capture its columns here anew";
+// lanes (`code.constant_divisions`, … after `code.instructions_per_element`); schema 9 the
+// machine instructions and float divisions (`code.machine_instructions`,
+// `code.float_divisions`, `code.machine_instructions_per_element`, after them).
+TEST(FeatureSchemaPinTest, TheSchemaNineColumnsKeepTheirNamesAndOrder) {
+  ASSERT_EQ(kFeatureSchemaVersion, 9) << "a new schema version: capture its columns here anew";
   const std::vector<std::string> first = {"cfg.threads_per_block",
                                           "cfg.vector",
                                           "cfg.chunks",
@@ -86,20 +88,20 @@ TEST(FeatureSchemaPinTest, TheSchemaEightColumnsKeepTheirNamesAndOrder) {
                                           "emitter.reduction",
                                           "emitter.scatter",
                                           "launch.blocks"};
-  ASSERT_EQ(FeatureNames().size(), 129u);
+  ASSERT_EQ(FeatureNames().size(), 132u);
   for (size_t i = 0; i < first.size(); ++i) EXPECT_EQ(FeatureNames()[i], first[i]) << i;
-  EXPECT_EQ(NamesFingerprint(), "0a450e3586614d0b");
+  EXPECT_EQ(NamesFingerprint(), "2eb3450f6200b446");
 }
 
-TEST(FeatureSchemaPinTest, TheSchemaEightValuesStayBitForBit) {
+TEST(FeatureSchemaPinTest, TheSchemaNineValuesStayBitForBit) {
   EXPECT_EQ(VectorFingerprint(testing::kElementwise, {{"threads_per_block", 256}, {"vector", 4}}),
-            "98aa0402db956d5c");
-  EXPECT_EQ(VectorFingerprint(testing::kElementwise, nullptr), "2057bd7dc50bea59");
-  EXPECT_EQ(VectorFingerprint(testing::kTranspose, nullptr), "2e97a72a2650e46b");
-  EXPECT_EQ(VectorFingerprint(testing::kTranspose, {{"shared_padding", 0}}), "87c9db22ecf78cf3");
-  EXPECT_EQ(VectorFingerprint(kRowReduce, nullptr), "ebe16d8fe535e722");
+            "22282ae19b59169d");
+  EXPECT_EQ(VectorFingerprint(testing::kElementwise, nullptr), "7de0d41b170283cc");
+  EXPECT_EQ(VectorFingerprint(testing::kTranspose, nullptr), "385ceca5f50b6e46");
+  EXPECT_EQ(VectorFingerprint(testing::kTranspose, {{"shared_padding", 0}}), "f99a57c372c41426");
+  EXPECT_EQ(VectorFingerprint(kRowReduce, nullptr), "9fddb19321a4d793");
   EXPECT_EQ(VectorFingerprint(kRowReduce, {{"split", 4}, {"second_pass", "tree"}}),
-            "40835d6955064fbf");
+            "cd7d1ece58f9f7e2");
 }
 
 }  // namespace

@@ -15,12 +15,16 @@ HostCalibration Fixed() { return testing::FixedHostCalibration(); }
 
 DeviceFigures Host() { return {testing::Device("host"), 32 << 20}; }
 
-TEST(HostModelTest, ParallelEfficiencyRoundsBlocksAndTasks) {
+TEST(HostModelTest, ParallelEfficiencyFollowsThePoolsSchedule) {
   EXPECT_DOUBLE_EQ(HostParallelEfficiency(1, 8), 1.0 / 8);
   EXPECT_DOUBLE_EQ(HostParallelEfficiency(16, 8), 1.0);
-  EXPECT_DOUBLE_EQ(HostParallelEfficiency(9, 8), 9.0 / 16);
-  // 33 tasks of 100 blocks would be 32 tasks of ceil(100/32) = 4 blocks on 8 threads.
-  EXPECT_DOUBLE_EQ(HostParallelEfficiency(100, 8), 100.0 / (4 * 4 * 8));
+  EXPECT_DOUBLE_EQ(HostParallelEfficiency(9, 8), 9.0 / 16);  // 9 tasks of 1: one thread runs 2
+  // 9 blocks on 2 threads: tasks of 1,1,1,1,1,1,1,2; the threads finish at 4 and 5.
+  EXPECT_DOUBLE_EQ(HostParallelEfficiency(9, 2), 0.9);
+  // 100 blocks: 32 tasks, every eighth of 4 blocks, the rest of 3; the thread that takes
+  // the fourth 4-block task ends last, at 16 blocks.
+  EXPECT_DOUBLE_EQ(HostParallelEfficiency(100, 8), 100.0 / (16 * 8));
+  EXPECT_DOUBLE_EQ(HostParallelEfficiency(3, 2), 0.75);
 }
 
 TEST(HostModelTest, BandwidthScalesWithBusyThreadsUpToTheMachine) {
@@ -177,6 +181,46 @@ TEST(HostModelTest, ConstantDivisionsAndGatherLanesHaveTheirOwnPrices) {
   EXPECT_NEAR(code(*gathering) - code(*constant), 4000 * kHostGatherLaneUs * blocks * per_thread,
               1e-6);
   EXPECT_DOUBLE_EQ(code(*clamped), code(*gathering));
+
+  // Float divisions are the divider's throughput, not an index path's wait.
+  ResourceUsage floats{.executed_instructions = 50000, .executed_divisions = 1000};
+  auto integer = model.Predict(emitted.kernel, Host(), &floats);
+  floats.executed_float_divisions = 1000;
+  auto real = model.Predict(emitted.kernel, Host(), &floats);
+  ASSERT_TRUE(integer && real);
+  EXPECT_NEAR(code(*integer) - code(*real),
+              1000 * (kHostDivisionUs - kHostFloatDivisionUs) * blocks * per_thread, 1e-6);
+  EXPECT_LT(kHostFloatDivisionUs, kHostDivisionUs / 5);
+}
+
+// Where the machine code was counted, its instructions are priced and the IR's are priced
+// less beside them: the same IR that became more machine code (an f16 lane promoted to f32
+// and back) is predicted slower. Stats without a machine count keep the IR's price.
+TEST(HostModelTest, MachineInstructionsArePricedWhereCounted) {
+  HostModel model(Fixed());
+  auto emitted = Emit(testing::kElementwise, {{"vector", 8}}, "host");
+  ResourceUsage ir_only{.executed_instructions = 50000};
+  ResourceUsage lean = ir_only;
+  lean.executed_machine_instructions = 60000;
+  ResourceUsage promoted = ir_only;
+  promoted.executed_machine_instructions = 240000;
+  auto old_stats = model.Predict(emitted.kernel, Host(), &ir_only);
+  auto few = model.Predict(emitted.kernel, Host(), &lean);
+  auto many = model.Predict(emitted.kernel, Host(), &promoted);
+  ASSERT_TRUE(old_stats && few && many);
+  double blocks = few->breakdown["blocks"].get<double>();
+  double per_thread = 1 / (few->breakdown["busy_threads"].get<double>() *
+                           few->breakdown["load_balance"].get<double>());
+  auto code = [](const Prediction& p) { return p.breakdown["code_us"].get<double>(); };
+  EXPECT_NEAR(code(*old_stats), 50000 * kHostInstructionUs * blocks * per_thread, 1e-6);
+  EXPECT_NEAR(code(*few),
+              (60000 * kHostMachineInstructionUs + 50000 * kHostIrInstructionBesideMachineUs) *
+                  blocks * per_thread,
+              1e-6);
+  EXPECT_NEAR(code(*many) - code(*few), 180000 * kHostMachineInstructionUs * blocks * per_thread,
+              1e-6);
+  EXPECT_GT(many->microseconds, few->microseconds);
+  EXPECT_DOUBLE_EQ(many->breakdown["machine_instructions"].get<double>(), 240000);
 }
 
 TEST(HostModelTest, ExecutedCodeRoundTripsThroughCompileStats) {
@@ -186,8 +230,10 @@ TEST(HostModelTest, ExecutedCodeRoundTripsThroughCompileStats) {
                       .executed_vector = 9,
                       .executed_branches = 10,
                       .executed_constant_divisions = 4,
+                      .executed_float_divisions = 1,
                       .executed_gather_lanes = 16,
-                      .executed_half_lanes = 32};
+                      .executed_half_lanes = 32,
+                      .executed_machine_instructions = 4321};
   nlohmann::json stats = {{"compile_ms", 3.5}};
   AddResourceUsageToStats(usage, stats);
   EXPECT_FALSE(stats.contains("registers"));  // no cubin figures were known
@@ -200,8 +246,10 @@ TEST(HostModelTest, ExecutedCodeRoundTripsThroughCompileStats) {
   EXPECT_DOUBLE_EQ(back.executed_vector, 9);
   EXPECT_DOUBLE_EQ(back.executed_branches, 10);
   EXPECT_DOUBLE_EQ(back.executed_constant_divisions, 4);
+  EXPECT_DOUBLE_EQ(back.executed_float_divisions, 1);
   EXPECT_DOUBLE_EQ(back.executed_gather_lanes, 16);
   EXPECT_DOUBLE_EQ(back.executed_half_lanes, 32);
+  EXPECT_DOUBLE_EQ(back.executed_machine_instructions, 4321);
   EXPECT_FALSE(ResourceUsageFromStats(nlohmann::json::object()).known());
 }
 

@@ -154,7 +154,10 @@ TEST(LearnedSelectionTest, DecidedOnHeldOutFusionsPerEmitter) {
   // the worse, on every held-out one alike, so the analytic model keeps the emitter.
   EXPECT_LT(selection->evidence["transpose"].learned, selection->evidence["transpose"].analytic);
   EXPECT_FALSE(selection->learned_for.at("transpose")) << selection->Describe();
-  EXPECT_GT(selection->evidence["loop"].difference_error, 0);
+  // The learned gain on loop fusions stands clear of its spread over the held-out fusions.
+  const auto& loop = selection->evidence["loop"];
+  EXPECT_GE(loop.difference_error, 0);
+  EXPECT_LT(loop.difference_error, loop.learned - loop.analytic);
   EXPECT_TRUE(selection->learned_elsewhere);  // the loop fusions carry the overall verdict
 
   // Too few fusions to train every fold: no rule, and the caller hears why.

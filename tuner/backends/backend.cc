@@ -86,8 +86,10 @@ Expected<costmodel::ResourceUsage> CountHostUsage(const emitters::KernelIR& kern
                                   .executed_vector = counts.vector,
                                   .executed_branches = counts.branches,
                                   .executed_constant_divisions = counts.constant_divisions,
+                                  .executed_float_divisions = counts.float_divisions,
                                   .executed_gather_lanes = counts.gather_lanes,
-                                  .executed_half_lanes = counts.half_lanes};
+                                  .executed_half_lanes = counts.half_lanes,
+                                  .executed_machine_instructions = counts.machine_instructions};
 }
 
 }  // namespace tilesmith::tuner
