@@ -184,7 +184,8 @@ class BlockRuns {
 };
 
 // CountExecutedCode, and each block's runs by its name where `runs_by_block` is given.
-CodeCounts Count(llvm::Function& function, std::unordered_map<std::string, double>* runs_by_block) {
+CodeCounts CountWithBlockRuns(llvm::Function& function,
+                              std::unordered_map<std::string, double>* runs_by_block) {
   CodeCounts counts;
   if (function.isDeclaration()) return counts;
   llvm::DominatorTree dominators(function);
@@ -223,10 +224,6 @@ CodeCounts Count(llvm::Function& function, std::unordered_map<std::string, doubl
   return counts;
 }
 
-bool StartsWith(std::string_view text, std::string_view prefix) {
-  return text.substr(0, prefix.size()) == prefix;
-}
-
 // Machine instructions in `assembly` (the target's text for `function`), each weighted by
 // the runs of the IR block the printer names beside its machine block's label (`# %name`);
 // a block the code generator split off, unnamed, runs as the block before it.
@@ -242,12 +239,11 @@ double WeightedMachineInstructions(std::string_view assembly, std::string_view f
     std::string_view line = assembly.substr(start, end - start);
     start = end + 1;
     if (!inside) {
-      inside = StartsWith(line, function) && StartsWith(line.substr(function.size()), ":");
+      inside = line.starts_with(function) && line.substr(function.size()).starts_with(":");
       continue;
     }
-    if (StartsWith(line, ".Lfunc_end")) break;
-    bool label = StartsWith(line, ".LBB") || StartsWith(line, "# %bb.");
-    if (label) {
+    if (line.starts_with(".Lfunc_end")) break;
+    if (line.starts_with(".LBB") || line.starts_with("# %bb.")) {
       size_t name = line.find("# %", 2);
       if (name != std::string_view::npos) {
         std::string block(line.substr(name + 3));
@@ -271,16 +267,18 @@ double WeightedMachineInstructions(std::string_view assembly, std::string_view f
 
 }  // namespace
 
-CodeCounts CountExecutedCode(llvm::Function& function) { return Count(function, nullptr); }
+CodeCounts CountExecutedCode(llvm::Function& function) {
+  return CountWithBlockRuns(function, nullptr);
+}
 
 CodeCounts CountExecutedMachineCode(llvm::Function& function, llvm::TargetMachine& machine) {
   // Every block named, so the printer's label comments name them all.
   int unnamed = 0;
   for (llvm::BasicBlock& block : function) {
-    if (!block.hasName()) block.setName("b" + std::to_string(unnamed++));
+    if (!block.hasName()) block.setName("counted.block." + std::to_string(unnamed++));
   }
   std::unordered_map<std::string, double> runs_by_block;
-  CodeCounts counts = Count(function, &runs_by_block);
+  CodeCounts counts = CountWithBlockRuns(function, &runs_by_block);
   llvm::SmallString<0> assembly;
   llvm::raw_svector_ostream out(assembly);
   llvm::legacy::PassManager passes;
