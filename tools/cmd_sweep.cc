@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <iostream>
 #include <map>
@@ -293,6 +294,13 @@ void TunePair(const Pair& pair, const RunContext& context, SweepRow* row) {
     row->best_config = result->best->config;
   }
   row->speedup = result->speedup;
+  if (result->verdict) {
+    row->speedup_low = result->verdict->speedup_low;
+    if (std::isfinite(result->verdict->speedup_high)) {
+      row->speedup_high = result->verdict->speedup_high;
+    }
+    row->significant = result->verdict->significant;
+  }
   if (result->failed > 0) row->failures = FailureSummary(*context.store, *row);
   if (stopped && row->measured < row->planned) {
     row->status = "interrupted";
@@ -490,7 +498,8 @@ Subcommand SweepSubcommand() {
               "print {sweep, database, compiler_version, complete, interrupted, pairs, done, "
               "errors, geomean_speedup, geomean_rows, rows: [{fusion, path, target, device, "
               "status, fingerprint, emitter, planned, measured, measured_now, failed, "
-              "default_us, best_us, speedup, best_config, predicted_us, predicted_config, "
+              "default_us, best_us, speedup, speedup_low, speedup_high, significant, best_config, "
+              "predicted_us, predicted_config, "
               "…}]}")
       .Epilog(
           "A sweep file is JSON (docs/sweeps.md): {\"targets\": [\"host\"], \"budget\": 16,\n"

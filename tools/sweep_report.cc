@@ -47,6 +47,9 @@ json SweepRow::ToJson() const {
               {"default_us", Optional(default_us)},
               {"best_us", Optional(best_us)},
               {"speedup", Optional(speedup)},
+              {"speedup_low", Optional(speedup_low)},
+              {"speedup_high", Optional(speedup_high)},
+              {"significant", significant ? json(*significant) : json(nullptr)},
               {"best_config", best_config},
               {"failures", failures},
               {"seconds", seconds}};
@@ -78,6 +81,11 @@ std::optional<SweepRow> SweepRow::FromJson(const json& object) try {
   row.default_us = OptionalNumber(object, "default_us");
   row.best_us = OptionalNumber(object, "best_us");
   row.speedup = OptionalNumber(object, "speedup");
+  row.speedup_low = OptionalNumber(object, "speedup_low");
+  row.speedup_high = OptionalNumber(object, "speedup_high");
+  if (object.contains("significant") && object["significant"].is_boolean()) {
+    row.significant = object["significant"].get<bool>();
+  }
   row.best_config = object.value("best_config", json());
   row.failures = object.value("failures", json::object());
   if (!row.failures.is_object()) return std::nullopt;
@@ -106,13 +114,21 @@ Geomean GeomeanSpeedup(std::span<const SweepRow> rows) {
 }
 
 void PrintTable(std::ostream& out, std::span<const SweepRow> rows) {
-  std::vector<std::vector<std::string>> cells = {
-      {"fusion", "target", "default_us", "best_us", "speedup", "measured", "failed", "status"}};
+  std::vector<std::vector<std::string>> cells = {{"fusion", "target", "default_us", "best_us",
+                                                  "speedup", "confirmed", "measured", "failed",
+                                                  "status"}};
+  bool confirmed_any = false;
   for (const SweepRow& row : rows) {
     bool ran = row.status != "not run" && row.status != "error";
     bool timed = ran && row.status != "compiled";
+    std::string confirmed = "-";
+    if (row.significant) {
+      confirmed_any = true;
+      confirmed = std::string(*row.significant ? "yes" : "no") + "[" +
+                  Fixed(row.speedup_low, "%.2f") + "," + Fixed(row.speedup_high, "%.2f") + "]";
+    }
     cells.push_back({row.fusion, row.target, Fixed(row.default_us, "%.3f"),
-                     Fixed(row.best_us, "%.3f"), Fixed(row.speedup, "%.2fx"),
+                     Fixed(row.best_us, "%.3f"), Fixed(row.speedup, "%.2fx"), confirmed,
                      timed ? std::to_string(row.measured) : "-",
                      !ran    ? "-"
                      : timed ? std::to_string(row.failed)
@@ -133,6 +149,10 @@ void PrintTable(std::ostream& out, std::span<const SweepRow> rows) {
       if (i + 1 < line.size()) text += "  ";
     }
     out << text << "\n";
+  }
+  if (confirmed_any) {
+    out << "speedup: the paired rounds' verdict where `confirmed` shows one (yes: faster than "
+           "the default at its confidence, [interval]); else default_us / best_us\n";
   }
   Geomean mean = GeomeanSpeedup(rows);
   out << "geomean speedup " << Fixed(mean.speedup, "%.3fx") << " over " << mean.rows << " of "

@@ -39,8 +39,15 @@ struct SweepRow {
   std::string model;
   std::optional<double> default_us;
   std::optional<double> best_us;
-  std::optional<double> speedup;  ///< default / best.
-  nlohmann::json best_config;     ///< null when nothing verified.
+  /// default / best: the tune's noise-aware verdict (paired rounds) where it has one, else
+  /// the ratio of the search's medians.
+  std::optional<double> speedup;
+  /// The verdict's interval for the best contender's lead over the default and whether it
+  /// clears 1 at its confidence; absent when the tune reached no verdict.
+  std::optional<double> speedup_low;
+  std::optional<double> speedup_high;
+  std::optional<bool> significant;
+  nlohmann::json best_config;  ///< null when nothing verified.
   /// Failed trials by status: `{"compile": {"count": 8, "example": "…"}}`.
   nlohmann::json failures = nlohmann::json::object();
   double seconds = 0;  ///< Wall time of this run's tune.

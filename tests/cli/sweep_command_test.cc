@@ -201,8 +201,9 @@ TEST_F(SweepCommandTest, ASweepTunesEveryPairAndARerunMeasuresNothingNew) {
       << run.err;
   std::istringstream header(run.out.substr(0, run.out.find('\n')));
   std::vector<std::string> columns{std::istream_iterator<std::string>(header), {}};
-  EXPECT_EQ(columns, (std::vector<std::string>{"fusion", "target", "default_us", "best_us",
-                                               "speedup", "measured", "failed", "status"}));
+  EXPECT_EQ(columns,
+            (std::vector<std::string>{"fusion", "target", "default_us", "best_us", "speedup",
+                                      "confirmed", "measured", "failed", "status"}));
   EXPECT_NE(run.out.find("\ntests/data/tuner/gelu_f32.hlo "), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("geomean speedup "), std::string::npos);
   EXPECT_NE(run.out.find("x over 2 of 2 (fusion, target) pairs"), std::string::npos) << run.out;
@@ -235,6 +236,13 @@ TEST_F(SweepCommandTest, ASweepTunesEveryPairAndARerunMeasuresNothingNew) {
     std::vector<std::string> cells{std::istream_iterator<std::string>(printed), {}};
     ASSERT_GE(cells.size(), 5u);
     EXPECT_NEAR(row["speedup"].get<double>(), std::stod(cells[4]), 0.006) << cells[4];
+    // `confirmed` says the verdict was reached and gives its interval, which holds the
+    // speedup; the legend under the table says which figure is which.
+    ASSERT_TRUE(row["significant"].is_boolean()) << row;
+    EXPECT_EQ(cells[5].substr(0, cells[5].find('[')),
+              row["significant"].get<bool>() ? "yes" : "no");
+    EXPECT_LE(row["speedup_low"].get<double>(), row["speedup"].get<double>() + 1e-9);
+    EXPECT_NE(run.out.find("\nspeedup: the paired rounds' verdict"), std::string::npos);
     log_sum += std::log(row["speedup"].get<double>());
     EXPECT_TRUE(run.out.find(row["fusion"].get<std::string>()) != std::string::npos);
   }
