@@ -88,6 +88,29 @@ std::vector<SpaceEntry> ConfigSpace(const analysis::FusionAnalysis& analysis,
   return EmitterFor(analysis).Space(analysis, device);
 }
 
+namespace {
+
+// The most values one element of a reduce or reduce-window inside `fusion` combines. The
+// elemental code of every emitter folds them with several accumulators side by side
+// (codegen's interleaved reduce), so not in the evaluator's order either.
+int64_t ElementalReducedTerms(const hlo::HloComputation& fusion) {
+  int64_t terms = 1;
+  for (const auto& instruction : fusion.instructions()) {
+    int64_t count = 1;
+    if (instruction->opcode() == hlo::HloOpcode::kReduce) {
+      const hlo::Shape& operand = instruction->operand(0)->shape();
+      for (int64_t d : instruction->dimensions()) count *= operand.dim(d);
+    } else if (instruction->opcode() == hlo::HloOpcode::kReduceWindow &&
+               instruction->attributes().window) {
+      for (const hlo::WindowDim& window : *instruction->attributes().window) count *= window.size;
+    }
+    terms = std::max(terms, count);
+  }
+  return terms;
+}
+
+}  // namespace
+
 int64_t ReassociatedTerms(const analysis::FusionAnalysis& analysis, const KernelIR& kernel) {
   if (kernel.emitter == "reduction") return ReassociatedTerms(analysis);
   if (kernel.emitter == "scatter") {
@@ -101,7 +124,7 @@ int64_t ReassociatedTerms(const analysis::FusionAnalysis& analysis, const Kernel
     }
     return count;
   }
-  return 1;
+  return analysis.fusion != nullptr ? ElementalReducedTerms(*analysis.fusion) : 1;
 }
 
 }  // namespace tilesmith::emitters

@@ -45,8 +45,9 @@ std::vector<SpaceEntry> ConfigSpace(const analysis::FusionAnalysis& analysis,
                                     const DeviceInfo& device);
 
 /// How many values each output element of `kernel` combines in another order than the
-/// evaluator (a reduction's tree, a scatter's atomics), for the comparison's float tolerance;
-/// 1 when the kernel computes every element as the evaluator does.
+/// evaluator (a reduction's tree, a scatter's atomics, a reduce or reduce-window inside a
+/// loop fusion, whose elemental code keeps several accumulators), for the comparison's float
+/// tolerance; 1 when the kernel computes every element as the evaluator does.
 int64_t ReassociatedTerms(const analysis::FusionAnalysis& analysis, const KernelIR& kernel);
 
 }  // namespace tilesmith::emitters

@@ -90,4 +90,48 @@ TEST(EmitterRegistryTest, EveryFieldOfADefaultOrSpaceConfigIsDeclared) {
 }
 
 }  // namespace
+// A reduce or reduce-window inside a loop fusion is folded by elemental code with several
+// accumulators, not in the evaluator's order: its outputs are compared with the tolerance of
+// that many reassociated terms (a sum of 1024 f32 values differed from the evaluator's by
+// 5e-5 relative, which the plain tolerance of 1e-5 called a wrong result).
+TEST(EmitterRegistryTest, ReductionsInsideLoopFusionsCountTheirReassociatedTerms) {
+  auto terms = [](std::string_view text) {
+    auto module = Parse(text);
+    analysis::FusionAnalysis analysis = analysis::AnalyzeFusion(*module->fusion());
+    auto kernel = EmitKernel(analysis, nullptr, DeviceInfo::ForTarget(Target::Host()));
+    EXPECT_TRUE(kernel.has_value()) << kernel.error().message;
+    return kernel ? std::make_pair(kernel->emitter, ReassociatedTerms(analysis, *kernel))
+                  : std::make_pair(std::string(), int64_t{0});
+  };
+  auto reduce = terms(R"(add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT r = f32[] add(a, b)
+}
+f {
+  p0 = f32[32,64,32,16] parameter(0)
+  z = f32[] constant(0)
+  s = f32[32,32] reduce(p0, z), dimensions={1,3}, to_apply=add
+  ROOT e = f32[32,32] exponential(s)
+})");
+  EXPECT_EQ(reduce.first, "loop");
+  EXPECT_EQ(reduce.second, 64 * 16);
+  auto window = terms(R"(add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT r = f32[] add(a, b)
+}
+f {
+  p0 = f32[64,64] parameter(0)
+  z = f32[] constant(0)
+  ROOT w = f32[62,61] reduce-window(p0, z), window={size=3x4}, to_apply=add
+})");
+  EXPECT_EQ(window.second, 12);
+  auto plain = terms(R"(f {
+  p0 = f32[4096,256] parameter(0)
+  ROOT e = f32[4096,256] exponential(p0)
+})");
+  EXPECT_EQ(plain.second, 1);
+}
+
 }  // namespace tilesmith::emitters
