@@ -13,6 +13,7 @@
 #include "bench/model_bench_timings.h"
 #include "compiler/hlo/canonical.h"
 #include "costmodel/features.h"
+#include "costmodel/learned_selection.h"
 #include "costmodel/model_eval.h"
 #include "costmodel/ranking_metrics.h"
 #include "tuner/layouts.h"
@@ -231,17 +232,11 @@ std::vector<double> PerFusionSpearman(const std::vector<TimedFusion>& fusions,
   return rho;
 }
 
-// The emitter of a fusion's default config (its row's `emitter.*` column), which is what
-// a fusion's kind is to the models.
+// The emitter of a fusion's default config, which is what a fusion's kind is to the models.
 std::string DefaultEmitter(const TimedFusion& fusion) {
-  const costmodel::TrainingRow& row =
-      fusion.rows[static_cast<size_t>(fusion.samples[0].space.default_index)];
-  const std::string prefix = "emitter.";
-  for (size_t c = 0; c < costmodel::FeatureNames().size(); ++c) {
-    const std::string& name = costmodel::FeatureNames()[c];
-    if (name.starts_with(prefix) && row.features[c] == 1) return name.substr(prefix.size());
-  }
-  return "?";
+  std::string emitter = costmodel::EmitterOfFeatures(
+      fusion.rows[static_cast<size_t>(fusion.samples[0].space.default_index)].features);
+  return emitter.empty() ? "?" : emitter;
 }
 
 // `learned pairwise` -> `pairwise`: a column header.

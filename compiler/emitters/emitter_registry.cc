@@ -112,7 +112,9 @@ int64_t ElementalReducedTerms(const hlo::HloComputation& fusion) {
 }  // namespace
 
 int64_t ReassociatedTerms(const analysis::FusionAnalysis& analysis, const KernelIR& kernel) {
-  if (kernel.emitter == "reduction") return ReassociatedTerms(analysis);
+  // Reductions the elemental code folds, in any emitter's kernel (an epilogue's too).
+  int64_t terms = analysis.fusion != nullptr ? ElementalReducedTerms(*analysis.fusion) : 1;
+  if (kernel.emitter == "reduction") return std::max(terms, ReassociatedTerms(analysis));
   if (kernel.emitter == "scatter") {
     // Updates that land on one element are combined in the order the atomics happen.
     const hlo::HloInstruction* scatter = analysis.roots.front();
@@ -122,9 +124,9 @@ int64_t ReassociatedTerms(const analysis::FusionAnalysis& analysis, const Kernel
     for (int64_t d = 0; d < updates.rank(); ++d) {
       if (std::find(window.begin(), window.end(), d) == window.end()) count *= updates.dim(d);
     }
-    return count;
+    return std::max(terms, count);
   }
-  return analysis.fusion != nullptr ? ElementalReducedTerms(*analysis.fusion) : 1;
+  return terms;
 }
 
 }  // namespace tilesmith::emitters
