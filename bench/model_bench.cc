@@ -30,12 +30,13 @@
 // (model_bench_generated.h): each timed in two independent runs, whose agreement is printed
 // beside every score; the learned model trained only on the corpus (its short list timed
 // alike, or every fusion of a --timings file) and `--train-count M` (default N) fusions of
-// `--train-seed T` (default S + 1). `--max-bytes B` caps a fusion's bytes (default 8M),
+// `--train-seed T` (default S + 1; a list T1,T2,... trains on the fusions of each). `--max-bytes B`
+// caps a fusion's bytes (default 8M),
 // `--configs N` its sampled configs (default 32); `--rounds` defaults to 4 (2 per run).
 //   model_bench [--quick] [--detail] [--seeds N] [--rounds N] [--repetitions N] [--json OUT]
 //               [--pool-spin-us N] [--flush buffers|cache] [--only A,B,...]
 //               [--save-timings FILE | --timings FILE] [--dump-rows FILE]
-//               [--generated N --seed S [--train-seed T] [--train-count M] [--max-bytes B]
+//               [--generated N --seed S [--train-seed T[,T...]] [--train-count M] [--max-bytes B]
 //                [--configs N]]
 #include <algorithm>
 #include <cmath>
@@ -216,7 +217,8 @@ int main(int argc, char** argv) {
   std::string json_path, save_path, replay_path, rows_path;
   // --generated N: judge the models on N generated fusions instead (model_bench_generated.h).
   std::optional<bench::GeneratedBenchOptions> generated;
-  std::optional<uint64_t> generated_seed, train_seed;
+  std::optional<uint64_t> generated_seed;
+  std::vector<uint64_t> train_seeds;
   int64_t train_count = -1, configs = 0;
   std::string max_bytes;
   auto whole = [&](const char* flag, const char* text) {
@@ -235,7 +237,10 @@ int main(int argc, char** argv) {
     } else if (arg == "--seed" && i + 1 < argc) {
       generated_seed = static_cast<uint64_t>(whole("--seed", argv[++i]));
     } else if (arg == "--train-seed" && i + 1 < argc) {
-      train_seed = static_cast<uint64_t>(whole("--train-seed", argv[++i]));
+      std::istringstream list(argv[++i]);
+      for (std::string part; std::getline(list, part, ',');) {
+        train_seeds.push_back(static_cast<uint64_t>(whole("--train-seed", part.c_str())));
+      }
     } else if (arg == "--train-count" && i + 1 < argc) {
       train_count = whole("--train-count", argv[++i]);
     } else if (arg == "--max-bytes" && i + 1 < argc) {
@@ -278,16 +283,18 @@ int main(int argc, char** argv) {
           "[--only TEXT[,TEXT...]] [--flush buffers|cache] [--json OUT] "
           "[--pool-spin-us N] "
           "[--save-timings FILE | --timings FILE] [--dump-rows FILE] "
-          "[--generated N --seed S [--train-seed T] [--train-count M] [--max-bytes B] "
+          "[--generated N --seed S [--train-seed T[,T...]] [--train-count M] [--max-bytes B] "
           "[--configs N]]");
     }
   }
   if (generated) {
     if (!generated_seed) bench::Fail("--generated N needs --seed S: the fusions to judge");
     generated->seed = *generated_seed;
-    generated->train_seed = train_seed ? *train_seed : *generated_seed + 1;
+    generated->train_seeds =
+        train_seeds.empty() ? std::vector<uint64_t>{*generated_seed + 1} : train_seeds;
     generated->train_count = train_count >= 0 ? train_count : generated->count;
-    if (generated->train_seed == generated->seed && generated->train_count > 0) {
+    if (std::ranges::count(generated->train_seeds, generated->seed) > 0 &&
+        generated->train_count > 0) {
       bench::Fail(
           "--train-seed must differ from --seed: the models are judged on fusions "
           "they never saw");
@@ -307,7 +314,7 @@ int main(int argc, char** argv) {
     generated->evict_buffers = evict_buffers;
     generated->json_path = json_path;
     generated->detail = detail;
-  } else if (generated_seed || train_seed || train_count >= 0 || !max_bytes.empty() ||
+  } else if (generated_seed || !train_seeds.empty() || train_count >= 0 || !max_bytes.empty() ||
              configs > 0) {
     bench::Fail(
         "--seed, --train-seed, --train-count, --max-bytes and --configs go with "

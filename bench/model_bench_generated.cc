@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <numeric>
@@ -199,6 +200,13 @@ GeneratedScores Score(const std::vector<TimedFusion>& fusions, const RankingOf& 
   return scores;
 }
 
+// `1,2,3`: seeds as the command line takes them.
+std::string SeedList(const std::vector<uint64_t>& seeds) {
+  std::string list;
+  for (uint64_t seed : seeds) list += (list.empty() ? "" : ",") + std::to_string(seed);
+  return list;
+}
+
 GeneratedScores Average(const std::vector<GeneratedScores>& all) {
   GeneratedScores mean;
   double n = static_cast<double>(all.size());
@@ -286,7 +294,7 @@ int RunGeneratedBench(const GeneratedBenchOptions& options, const tuner::Device&
                       const costmodel::HostModel& model,
                       const std::vector<costmodel::TrainingRow>& corpus_rows,
                       int64_t corpus_fusions, nlohmann::json corpus_timings) {
-  if (options.train_seed == options.seed && options.train_count > 0) {
+  if (std::ranges::count(options.train_seeds, options.seed) > 0 && options.train_count > 0) {
     Fail("--train-seed must differ from --seed: the models are judged on fusions they never saw");
   }
   auto start = Clock::now();
@@ -300,8 +308,12 @@ int RunGeneratedBench(const GeneratedBenchOptions& options, const tuner::Device&
   SavedGenerated saved{options.generator.max_bytes, {}};
   std::vector<Timed> evaluated_timed =
       TimeSeed("eval", options.seed, options.count, device, model, options, start, skipped, saved);
-  std::vector<Timed> train_timed = TimeSeed("train", options.train_seed, options.train_count,
-                                            device, model, options, start, train_skipped, saved);
+  std::vector<Timed> train_timed;
+  for (uint64_t train_seed : options.train_seeds) {
+    std::vector<Timed> timed = TimeSeed("train", train_seed, options.train_count, device, model,
+                                        options, start, train_skipped, saved);
+    std::ranges::move(timed, std::back_inserter(train_timed));
+  }
   double timing_seconds = Seconds(start);
   if (!options.save_path.empty()) {
     // The replayed file's other generated fusions are kept, so a file can grow by seeds.
@@ -441,11 +453,11 @@ int RunGeneratedBench(const GeneratedBenchOptions& options, const tuner::Device&
 
   std::printf(
       "\n%lld fusions of seed %llu judged (%zu skipped); learned models trained on %lld corpus "
-      "fusions and %lld of seed %llu (%zu skipped, %lld the same as a judged one), %zu rows; "
+      "fusions and %lld of seed(s) %s (%zu skipped, %lld the same as a judged one), %zu rows; "
       "timing took %.0f s\n",
       static_cast<long long>(evaluated.size()), static_cast<unsigned long long>(options.seed),
       skipped.size(), static_cast<long long>(corpus_fusions), static_cast<long long>(train_fusions),
-      static_cast<unsigned long long>(options.train_seed), train_skipped.size(),
+      SeedList(options.train_seeds).c_str(), train_skipped.size(),
       static_cast<long long>(overlapping), train_rows.size(), timing_seconds);
   nlohmann::json models_json = nlohmann::json::array();
   for (bool long_only : {false, true}) {
@@ -475,7 +487,7 @@ int RunGeneratedBench(const GeneratedBenchOptions& options, const tuner::Device&
   if (!options.json_path.empty()) {
     nlohmann::json json = {{"seed", options.seed},
                            {"count", options.count},
-                           {"train_seed", options.train_seed},
+                           {"train_seeds", options.train_seeds},
                            {"train_count", options.train_count},
                            {"max_bytes", options.generator.max_bytes},
                            {"configs_per_fusion", options.cap},

@@ -2,7 +2,7 @@
 // of a seed (compiler/hlo/fusion_generator.h) are timed config by config in two independent
 // runs, whose agreement is reported beside every model's score as the bound on it; the
 // analytic model ranks them untrained, the learned model after training only on the corpus
-// fusions and on the fusions of another seed.
+// fusions and on the fusions of other seeds.
 #pragma once
 
 #include <array>
@@ -21,8 +21,8 @@ namespace tilesmith::bench {
 struct GeneratedBenchOptions {
   int64_t count = 40;
   uint64_t seed = 0;
-  int64_t train_count = 40;
-  uint64_t train_seed = 1;
+  int64_t train_count = 40;              // fusions of each training seed
+  std::vector<uint64_t> train_seeds{1};  // never `seed`: the judged fusions stay unseen
   hlo::FusionGeneratorOptions generator{.max_bytes = int64_t{8} << 20};
   int64_t cap = 32;     // configs sampled from each space
   int rounds = 4;       // interleaved rounds, alternately for run A and run B

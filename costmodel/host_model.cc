@@ -176,6 +176,26 @@ double HostParallelEfficiency(int64_t blocks, int threads) {
   return static_cast<double>(blocks) / static_cast<double>(makespan * threads);
 }
 
+double HostLoadBalance(int64_t blocks, int threads, double serial_us) {
+  if (blocks <= 0 || threads <= 0 || !(serial_us > 0))
+    return HostParallelEfficiency(blocks, threads);
+  int64_t tasks = std::min<int64_t>(blocks, int64_t{4} * threads);
+  if (threads == 1 || tasks == 1) return 1.0 / threads;
+  double block_us = serial_us / static_cast<double>(blocks);
+  // When each thread is free to take its next task: the caller at once, the workers later.
+  std::vector<double> free(static_cast<size_t>(threads), kHostWorkerStartUs);
+  free[0] = 0;
+  double makespan = 0;
+  for (int64_t task = 0; task < tasks; ++task) {
+    double task_us =
+        static_cast<double>(blocks * (task + 1) / tasks - blocks * task / tasks) * block_us;
+    auto next = std::min_element(free.begin(), free.end());
+    *next += next == free.begin() ? task_us : task_us / kHostWorkerPace;
+    makespan = std::max(makespan, *next);
+  }
+  return serial_us / (makespan * threads);
+}
+
 double HostBandwidth(const HostCalibration& calibration, int64_t busy, bool fits_cache) {
   double shared = fits_cache ? calibration.cache_bytes_per_us : calibration.memory_bytes_per_us;
   double per_thread = fits_cache ? calibration.cache_bytes_per_us / calibration.threads
@@ -216,16 +236,16 @@ Expected<Prediction> HostModel::Predict(const emitters::KernelIR& kernel,
   int64_t blocks = kernel.launch.block_count();
   int64_t busy = std::min<int64_t>(blocks, c.threads);
   double parallel = HostParallelEfficiency(blocks, c.threads);
-  // The share of the busy threads' time they work: the rounding of blocks to tasks and
-  // tasks to threads. Rates below are already those of `busy` threads, so dividing by the
-  // share of the whole pool would charge a grid with fewer blocks than threads twice for
-  // the idle ones (a one-block grid on two threads at twice its time).
-  double balance = HostParallelEfficiency(blocks, static_cast<int>(busy));
+  // The terms below are first those of `busy` threads sharing the work evenly; the share
+  // of their time they work (HostLoadBalance) then divides them. Rates are already those
+  // of `busy` threads, so dividing by the share of the whole pool would charge a grid with
+  // fewer blocks than threads twice for the idle ones (a one-block grid on two threads at
+  // twice its time).
   Traffic traffic = KernelTraffic(kernel);
   int64_t bytes = traffic.read_bytes + traffic.write_bytes;
   bool fits = device.cache_bytes > 0 && bytes <= device.cache_bytes;
   double bandwidth = HostBandwidth(c, busy, fits);
-  double memory_us = static_cast<double>(bytes) / bandwidth / balance;
+  double memory_us = static_cast<double>(bytes) / bandwidth;
 
   // A straight-line thread body is vectorised across the block's threads; otherwise only
   // a thread's own vector of elements fills the SIMD lanes.
@@ -237,9 +257,8 @@ Expected<Prediction> HostModel::Predict(const emitters::KernelIR& kernel,
                 (across_threads ? kHostAcrossThreadsSimdShare : 1.0);
   double flops = KernelFlops(kernel);
   double compute_us =
-      flops / (c.thread_flops_per_us * simd * static_cast<double>(std::max<int64_t>(1, busy))) /
-      balance;
-  double per_thread = 1.0 / static_cast<double>(std::max<int64_t>(1, busy)) / balance;
+      flops / (c.thread_flops_per_us * simd * static_cast<double>(std::max<int64_t>(1, busy)));
+  double per_thread = 1.0 / static_cast<double>(std::max<int64_t>(1, busy));
   // Threads vectorised together step together, as many as the lanes filled.
   double steps =
       KernelThreadSteps(kernel) /
@@ -280,7 +299,11 @@ Expected<Prediction> HostModel::Predict(const emitters::KernelIR& kernel,
          usage->executed_gather_lanes * kHostGatherLaneUs) *
         static_cast<double>(blocks) * per_thread;
   }
-  double work_us = (counted ? code_us : compute_us + step_us) + miss_us;
+  double even_work_us = (counted ? code_us : compute_us + step_us) + miss_us;
+  double balance = HostLoadBalance(blocks, static_cast<int>(busy),
+                                   even_work_us * static_cast<double>(std::max<int64_t>(1, busy)));
+  for (double* term : {&memory_us, &compute_us, &step_us, &miss_us, &code_us}) *term /= balance;
+  double work_us = even_work_us / balance;
   double overlap = work_us + memory_us - 0.95 * std::min(work_us, memory_us);
   Prediction prediction;
   prediction.microseconds = c.dispatch_us + overlap;

@@ -140,6 +140,25 @@ SweepCost HostSweepCost(const ThreadSweep& sweep);
 /// load balance.
 double HostParallelEfficiency(int64_t blocks, int threads);
 
+/// When the pool's other threads take their first task, and at what pace they run, beside
+/// the calling thread, which starts at once. Best-of-N timings of host kernels on this
+/// project's 2-core machines fit a worker that starts 1 µs late and then does 0.7 of the
+/// caller's work in the same time (a woken thread on a core whose caches hold none of the
+/// buffers): over the 160 development fusions of model_bench --generated, pricing the
+/// schedule so lifted the analytic Spearman from 0.687 to 0.706, and on two seeds never
+/// fitted on from 0.699 to 0.715 and 0.686 to 0.700. Even splits suffered most: a
+/// two-block grid of a 5 µs kernel took 1.46x the time an even split predicts, relative to
+/// the same fusion's other configs, where three blocks took 0.92x.
+inline constexpr double kHostWorkerStartUs = 1.0;
+inline constexpr double kHostWorkerPace = 0.7;
+
+/// The share of `threads` threads' time a grid of `blocks` keeps them working when its
+/// whole work takes `serial_us` on one thread: HostParallelEfficiency's tasks taken in
+/// order, each by the thread free first, the caller from 0 and the others from
+/// kHostWorkerStartUs at kHostWorkerPace. Two blocks of 5 µs: the caller's done at 5, the
+/// worker's at 1 + 5 / 0.7 = 8.1, a share of 10 / (2 x 8.1) = 0.62.
+double HostLoadBalance(int64_t blocks, int threads, double serial_us);
+
 /// Bandwidth in bytes per µs with `busy` of the calibration's threads: DRAM (or cache,
 /// when `fits_cache`) shared by all, each thread limited to its own copy rate.
 double HostBandwidth(const HostCalibration& calibration, int64_t busy, bool fits_cache);

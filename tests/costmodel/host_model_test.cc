@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "tests/costmodel/kernel_test_util.h"
 
 namespace tilesmith::costmodel {
@@ -15,6 +17,18 @@ HostCalibration Fixed() { return testing::FixedHostCalibration(); }
 
 DeviceFigures Host() { return {testing::Device("host"), 32 << 20}; }
 
+// A term as the busy threads sharing the work evenly would take it (the model divides each
+// by the load balance, which depends on the whole work).
+double Even(const Prediction& p, const char* term) {
+  return p.breakdown[term].get<double>() * p.breakdown["load_balance"].get<double>();
+}
+
+// The price of one block's counted code.
+double BlockCode(const Prediction& p) {
+  return Even(p, "code_us") * p.breakdown["busy_threads"].get<double>() /
+         p.breakdown["blocks"].get<double>();
+}
+
 TEST(HostModelTest, ParallelEfficiencyFollowsThePoolsSchedule) {
   EXPECT_DOUBLE_EQ(HostParallelEfficiency(1, 8), 1.0 / 8);
   EXPECT_DOUBLE_EQ(HostParallelEfficiency(16, 8), 1.0);
@@ -25,6 +39,23 @@ TEST(HostModelTest, ParallelEfficiencyFollowsThePoolsSchedule) {
   // the fourth 4-block task ends last, at 16 blocks.
   EXPECT_DOUBLE_EQ(HostParallelEfficiency(100, 8), 100.0 / (16 * 8));
   EXPECT_DOUBLE_EQ(HostParallelEfficiency(3, 2), 0.75);
+}
+
+TEST(HostModelTest, LoadBalanceStartsTheWorkersLateAndSlower) {
+  // Two blocks of 5 µs: the caller is done at 5, the worker at 1 + 5 / 0.7.
+  double worker_done = kHostWorkerStartUs + 5 / kHostWorkerPace;
+  EXPECT_DOUBLE_EQ(HostLoadBalance(2, 2, 10), 10 / (2 * worker_done));
+  // Three blocks: the caller takes the first and, free before the worker, the third.
+  EXPECT_DOUBLE_EQ(HostLoadBalance(3, 2, 30),
+                   30 / (2 * std::max(20.0, kHostWorkerStartUs + 10 / kHostWorkerPace)));
+  // So an uneven split beats an even one of the same work, as the timings do.
+  EXPECT_GT(HostLoadBalance(3, 2, 30), HostLoadBalance(2, 2, 30));
+  // A grid the calling thread runs alone, and one with no work to weigh.
+  EXPECT_DOUBLE_EQ(HostLoadBalance(1, 2, 10), 0.5);
+  EXPECT_DOUBLE_EQ(HostLoadBalance(9, 2, 0), HostParallelEfficiency(9, 2));
+  // Many blocks make 8 tasks of 1250 µs: at 0.7 of the pace, the worker does 3 while the
+  // caller does 5.
+  EXPECT_DOUBLE_EQ(HostLoadBalance(4096, 2, 10000), 10000 / (2 * 5 * 1250.0));
 }
 
 TEST(HostModelTest, BandwidthScalesWithBusyThreadsUpToTheMachine) {
@@ -52,7 +83,7 @@ TEST(HostModelTest, MemoryBoundKernelAtTheCalibratedBandwidth) {
   auto prediction = model.Predict(kernel.kernel, host, nullptr);
   ASSERT_TRUE(prediction.has_value()) << prediction.error().message;
   double memory_us = 3.0 * 4194304 * 4 / 40e3;
-  EXPECT_DOUBLE_EQ(prediction->breakdown["memory_us"], memory_us);
+  EXPECT_DOUBLE_EQ(Even(*prediction, "memory_us"), memory_us);
   EXPECT_GT(prediction->microseconds, memory_us);
   EXPECT_EQ(prediction->breakdown["model"], "analytic-host");
   EXPECT_FALSE(prediction->breakdown["fits_cache"].get<bool>());
@@ -105,8 +136,8 @@ TEST(HostModelTest, StraightLineThreadsVectoriseAcrossThreads) {
   EXPECT_FALSE(chunked->breakdown["vectorised_across_threads"].get<bool>());
   // The vectoriser fills a share of the lanes across threads; the chunked body runs scalar.
   EXPECT_DOUBLE_EQ(across->breakdown["simd_efficiency"].get<double>(), kHostAcrossThreadsSimdShare);
-  EXPECT_DOUBLE_EQ(chunked->breakdown["compute_us"].get<double>(),
-                   8 * kHostAcrossThreadsSimdShare * across->breakdown["compute_us"].get<double>());
+  EXPECT_DOUBLE_EQ(Even(*chunked, "compute_us"),
+                   8 * kHostAcrossThreadsSimdShare * Even(*across, "compute_us"));
   // 48 MiB at 40 GB/s bound the vectorised one; the scalar one is compute bound.
   EXPECT_GT(chunked->microseconds, 1.5 * across->microseconds);
 }
@@ -122,9 +153,9 @@ TEST(HostModelTest, ExplicitFullVectorsComputeFasterThanVectorisingAcrossThreads
   EXPECT_DOUBLE_EQ(explicit_vector->breakdown["simd_efficiency"].get<double>(), 1.0);
   EXPECT_LT(explicit_vector->breakdown["compute_us"].get<double>(),
             0.6 * across->breakdown["compute_us"].get<double>());
-  EXPECT_NEAR(explicit_vector->breakdown["compute_us"].get<double>(),
-              kHostAcrossThreadsSimdShare * across->breakdown["compute_us"].get<double>(),
-              1e-9 * across->breakdown["compute_us"].get<double>());
+  EXPECT_NEAR(Even(*explicit_vector, "compute_us"),
+              kHostAcrossThreadsSimdShare * Even(*across, "compute_us"),
+              1e-9 * Even(*across, "compute_us"));
 }
 
 // A compiled kernel's executed code replaces the estimate from flops and thread steps:
@@ -143,14 +174,8 @@ TEST(HostModelTest, CountedCodeReplacesTheEstimatedWork) {
   EXPECT_EQ(estimated->breakdown["work"], "estimated");
   EXPECT_DOUBLE_EQ(estimated->breakdown["code_us"].get<double>(), 0);
   EXPECT_EQ(counted->breakdown["work"], "executed code");
-  double blocks = counted->breakdown["blocks"].get<double>();
-  double per_thread = 1 / (counted->breakdown["busy_threads"].get<double>() *
-                           counted->breakdown["load_balance"].get<double>());
-  EXPECT_NEAR(counted->breakdown["code_us"].get<double>(),
-              50000 * kHostInstructionUs * blocks * per_thread, 1e-6);
-  EXPECT_NEAR(
-      dividing->breakdown["code_us"].get<double>() - counted->breakdown["code_us"].get<double>(),
-      1000 * kHostDivisionUs * blocks * per_thread, 1e-6);
+  EXPECT_NEAR(BlockCode(*counted), 50000 * kHostInstructionUs, 1e-9);
+  EXPECT_NEAR(BlockCode(*dividing) - BlockCode(*counted), 1000 * kHostDivisionUs, 1e-9);
   EXPECT_GT(dividing->microseconds, counted->microseconds);
 }
 
@@ -170,16 +195,12 @@ TEST(HostModelTest, ConstantDivisionsAndGatherLanesHaveTheirOwnPrices) {
   usage.executed_constant_divisions = 5000;
   auto clamped = model.Predict(emitted.kernel, Host(), &usage);
   ASSERT_TRUE(variable && constant && gathering && clamped);
-  double blocks = variable->breakdown["blocks"].get<double>();
-  double per_thread = 1 / (variable->breakdown["busy_threads"].get<double>() *
-                           variable->breakdown["load_balance"].get<double>());
-  auto code = [](const Prediction& p) { return p.breakdown["code_us"].get<double>(); };
-  EXPECT_NEAR(code(*variable) - code(*constant),
-              1000 * (kHostDivisionUs - kHostConstantDivisionUs) * blocks * per_thread, 1e-6);
+  auto code = BlockCode;
+  EXPECT_NEAR(code(*variable) - code(*constant), 1000 * (kHostDivisionUs - kHostConstantDivisionUs),
+              1e-9);
   EXPECT_LT(kHostConstantDivisionUs, kHostDivisionUs / 5);
   EXPECT_LT(constant->microseconds, variable->microseconds);
-  EXPECT_NEAR(code(*gathering) - code(*constant), 4000 * kHostGatherLaneUs * blocks * per_thread,
-              1e-6);
+  EXPECT_NEAR(code(*gathering) - code(*constant), 4000 * kHostGatherLaneUs, 1e-9);
   EXPECT_DOUBLE_EQ(code(*clamped), code(*gathering));
 
   // Float divisions are the divider's throughput, not an index path's wait.
@@ -188,8 +209,7 @@ TEST(HostModelTest, ConstantDivisionsAndGatherLanesHaveTheirOwnPrices) {
   floats.executed_float_divisions = 1000;
   auto real = model.Predict(emitted.kernel, Host(), &floats);
   ASSERT_TRUE(integer && real);
-  EXPECT_NEAR(code(*integer) - code(*real),
-              1000 * (kHostDivisionUs - kHostFloatDivisionUs) * blocks * per_thread, 1e-6);
+  EXPECT_NEAR(code(*integer) - code(*real), 1000 * (kHostDivisionUs - kHostFloatDivisionUs), 1e-9);
   EXPECT_LT(kHostFloatDivisionUs, kHostDivisionUs / 5);
 }
 
@@ -208,17 +228,11 @@ TEST(HostModelTest, MachineInstructionsArePricedWhereCounted) {
   auto few = model.Predict(emitted.kernel, Host(), &lean);
   auto many = model.Predict(emitted.kernel, Host(), &promoted);
   ASSERT_TRUE(old_stats && few && many);
-  double blocks = few->breakdown["blocks"].get<double>();
-  double per_thread = 1 / (few->breakdown["busy_threads"].get<double>() *
-                           few->breakdown["load_balance"].get<double>());
-  auto code = [](const Prediction& p) { return p.breakdown["code_us"].get<double>(); };
-  EXPECT_NEAR(code(*old_stats), 50000 * kHostInstructionUs * blocks * per_thread, 1e-6);
+  auto code = BlockCode;
+  EXPECT_NEAR(code(*old_stats), 50000 * kHostInstructionUs, 1e-9);
   EXPECT_NEAR(code(*few),
-              (60000 * kHostMachineInstructionUs + 50000 * kHostIrInstructionBesideMachineUs) *
-                  blocks * per_thread,
-              1e-6);
-  EXPECT_NEAR(code(*many) - code(*few), 180000 * kHostMachineInstructionUs * blocks * per_thread,
-              1e-6);
+              60000 * kHostMachineInstructionUs + 50000 * kHostIrInstructionBesideMachineUs, 1e-9);
+  EXPECT_NEAR(code(*many) - code(*few), 180000 * kHostMachineInstructionUs, 1e-9);
   EXPECT_GT(many->microseconds, few->microseconds);
   EXPECT_DOUBLE_EQ(many->breakdown["machine_instructions"].get<double>(), 240000);
 }
