@@ -2,8 +2,8 @@
 """`model_bench --generated` end to end, small: three generated fusions of one seed judged,
 three of another trained on, every model scored beside the run-to-run agreement, and a
 training seed equal to the judged one refused. The two runs saved with --save-timings replay
-(--timings) to the same scores without timing, a seed the file lacks is timed and added, and
-a replay under another --max-bytes is refused."""
+(--timings) to the same scores without timing, a seed the file lacks is timed and added (its
+models trained on two replayed seeds), and a replay under another --max-bytes is refused."""
 import argparse
 import json
 import os
@@ -49,18 +49,23 @@ def main():
         assert replayed["fusions"] == result["fusions"]
 
         grown = os.path.join(tmp, "grown.json")
-        more = subprocess.run([args.model_bench, *small, "--seed", "7", "--train-seed", "6",
-                               "--timings", timings, "--save-timings", grown],
-                              capture_output=True, text=True, timeout=280)
+        grown_out = os.path.join(tmp, "grown_scores.json")
+        more = subprocess.run([args.model_bench, *small, "--seed", "7", "--train-seed", "5,6",
+                               "--timings", timings, "--save-timings", grown, "--json",
+                               grown_out], capture_output=True, text=True, timeout=280)
         assert more.returncode == 0, more.stdout + more.stderr
-        assert more.stderr.count("(replayed)") == 3, more.stderr
+        assert more.stderr.count("(replayed)") == 6, more.stderr
         with open(grown) as f:
             assert len(json.load(f)["generated"]["fusions"]) == 9
+        with open(grown_out) as f:
+            two_seeds = json.load(f)
+        assert two_seeds["train_seeds"] == [5, 6], two_seeds["train_seeds"]
+        assert two_seeds["train"]["generated_fusions"] == 6, two_seeds["train"]
 
         other_cap = subprocess.run([args.model_bench, *small[:-1], "128K", "--timings", timings],
                                    capture_output=True, text=True, timeout=280)
         assert other_cap.returncode != 0 and "--max-bytes" in other_cap.stderr, other_cap.stderr
-    assert result["seed"] == 5 and result["train_seed"] == 6, result
+    assert result["seed"] == 5 and result["train_seeds"] == [6], result
     assert result["skipped"] == [] and result["train_skipped"] == [], result
     assert [f["fusion"] for f in result["fusions"]] == ["gen_5_0", "gen_5_1", "gen_5_2"]
     assert result["train"]["corpus_fusions"] == 1, result["train"]
@@ -91,6 +96,9 @@ def main():
     same = subprocess.run([args.model_bench, *small, "--train-seed", "5"], capture_output=True,
                           text=True, timeout=280)
     assert same.returncode != 0 and "must differ" in same.stderr, same.stderr
+    among = subprocess.run([args.model_bench, *small, "--train-seed", "6,5"],
+                           capture_output=True, text=True, timeout=280)
+    assert among.returncode != 0 and "must differ" in among.stderr, among.stderr
     missing = subprocess.run([args.model_bench, "--generated", "3"], capture_output=True,
                              text=True, timeout=60)
     assert missing.returncode != 0 and "needs --seed" in missing.stderr, missing.stderr
