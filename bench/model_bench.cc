@@ -30,14 +30,14 @@
 // (model_bench_generated.h): each timed in two independent runs, whose agreement is printed
 // beside every score; the learned model trained only on the corpus (its short list timed
 // alike, or every fusion of a --timings file) and `--train-count M` (default N) fusions of
-// `--train-seed T` (default S + 1; a list T1,T2,... trains on the fusions of each). `--max-bytes B`
-// caps a fusion's bytes (default 8M),
-// `--configs N` its sampled configs (default 32); `--rounds` defaults to 4 (2 per run).
+// `--train-seed T` (default S + 1; a list T1,T2,... trains on the fusions of each).
+// `--max-bytes B` caps a fusion's bytes (default 8M), `--configs N` its sampled configs
+// (default 32); `--rounds` defaults to 4 (2 per run).
 //   model_bench [--quick] [--detail] [--seeds N] [--rounds N] [--repetitions N] [--json OUT]
 //               [--pool-spin-us N] [--flush buffers|cache] [--only A,B,...]
 //               [--save-timings FILE | --timings FILE] [--dump-rows FILE]
-//               [--generated N --seed S [--train-seed T[,T...]] [--train-count M] [--max-bytes B]
-//                [--configs N]]
+//               [--generated N --seed S [--train-seed T[,T...]] [--train-count M]
+//                [--max-bytes B] [--configs N]]
 #include <algorithm>
 #include <cmath>
 #include <cstdio>

@@ -177,8 +177,9 @@ double HostParallelEfficiency(int64_t blocks, int threads) {
 }
 
 double HostLoadBalance(int64_t blocks, int threads, double serial_us) {
-  if (blocks <= 0 || threads <= 0 || !(serial_us > 0))
+  if (blocks <= 0 || threads <= 0 || !(serial_us > 0)) {
     return HostParallelEfficiency(blocks, threads);
+  }
   int64_t tasks = std::min<int64_t>(blocks, int64_t{4} * threads);
   if (threads == 1 || tasks == 1) return 1.0 / threads;
   double block_us = serial_us / static_cast<double>(blocks);

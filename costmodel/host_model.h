@@ -143,12 +143,11 @@ double HostParallelEfficiency(int64_t blocks, int threads);
 /// When the pool's other threads take their first task, and at what pace they run, beside
 /// the calling thread, which starts at once. Best-of-N timings of host kernels on this
 /// project's 2-core machines fit a worker that starts 1 µs late and then does 0.7 of the
-/// caller's work in the same time (a woken thread on a core whose caches hold none of the
-/// buffers): over the 160 development fusions of model_bench --generated, pricing the
-/// schedule so lifted the analytic Spearman from 0.687 to 0.706, and on two seeds never
-/// fitted on from 0.699 to 0.715 and 0.686 to 0.700. Even splits suffered most: a
-/// two-block grid of a 5 µs kernel took 1.46x the time an even split predicts, relative to
-/// the same fusion's other configs, where three blocks took 0.92x.
+/// caller's work in the same time; why it lags was not isolated. Relative to the same
+/// fusion's other configs, two-block grids of kernels under 20 µs took 1.46x the time an
+/// even split predicts, one-block grids 0.85x. Fitted on the 160 development fusions of
+/// model_bench --generated (mean Spearman 0.687 -> 0.706); on the 80 fusions of each of two
+/// seed pairs never fitted on, 0.699 -> 0.715 and 0.686 -> 0.700.
 inline constexpr double kHostWorkerStartUs = 1.0;
 inline constexpr double kHostWorkerPace = 0.7;
 
