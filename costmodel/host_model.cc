@@ -162,39 +162,45 @@ const HostCalibration& CachedHostCalibration(int64_t cache_bytes) {
   return calibration;
 }
 
-double HostParallelEfficiency(int64_t blocks, int threads) {
-  if (blocks <= 0 || threads <= 0) return 1;
-  int64_t tasks = std::min<int64_t>(blocks, int64_t{4} * threads);
-  // Each thread takes the next task as it finishes its last: task t (in order) goes to
-  // the thread that is free first.
-  std::vector<int64_t> finish(static_cast<size_t>(std::min<int64_t>(threads, tasks)), 0);
-  for (int64_t task = 0; task < tasks; ++task) {
-    int64_t size = blocks * (task + 1) / tasks - blocks * task / tasks;
-    *std::min_element(finish.begin(), finish.end()) += size;
-  }
-  int64_t makespan = *std::max_element(finish.begin(), finish.end());
-  return static_cast<double>(blocks) / static_cast<double>(makespan * threads);
-}
+namespace {
 
-double HostLoadBalance(int64_t blocks, int threads, double serial_us) {
-  if (blocks <= 0 || threads <= 0 || !(serial_us > 0)) {
-    return HostParallelEfficiency(blocks, threads);
-  }
+// When the last of `threads` threads is done with a grid of `blocks` blocks of `block_us`
+// each, split as HostKernel::Run splits it into min(blocks, 4 x threads) tasks, which the
+// threads take in order, each as it is free (ThreadPool::ParallelFor): the calling thread
+// from 0, the others from `worker_start_us` at `worker_pace` of its pace.
+double PoolMakespanUs(int64_t blocks, int threads, double block_us, double worker_start_us,
+                      double worker_pace) {
   int64_t tasks = std::min<int64_t>(blocks, int64_t{4} * threads);
-  if (threads == 1 || tasks == 1) return 1.0 / threads;
-  double block_us = serial_us / static_cast<double>(blocks);
-  // When each thread is free to take its next task: the caller at once, the workers later.
-  std::vector<double> free(static_cast<size_t>(threads), kHostWorkerStartUs);
+  std::vector<double> free(static_cast<size_t>(threads), worker_start_us);
   free[0] = 0;
   double makespan = 0;
   for (int64_t task = 0; task < tasks; ++task) {
     double task_us =
         static_cast<double>(blocks * (task + 1) / tasks - blocks * task / tasks) * block_us;
     auto next = std::min_element(free.begin(), free.end());
-    *next += next == free.begin() ? task_us : task_us / kHostWorkerPace;
+    *next += next == free.begin() ? task_us : task_us / worker_pace;
     makespan = std::max(makespan, *next);
   }
-  return serial_us / (makespan * threads);
+  return makespan;
+}
+
+}  // namespace
+
+double HostParallelEfficiency(int64_t blocks, int threads) {
+  if (blocks <= 0 || threads <= 0) return 1;
+  return static_cast<double>(blocks) /
+         (PoolMakespanUs(blocks, threads, /*block_us=*/1, /*worker_start_us=*/0,
+                         /*worker_pace=*/1) *
+          threads);
+}
+
+double HostLoadBalance(int64_t blocks, int threads, double serial_us) {
+  if (blocks <= 0 || threads <= 0 || !(serial_us > 0)) {
+    return HostParallelEfficiency(blocks, threads);
+  }
+  double block_us = serial_us / static_cast<double>(blocks);
+  return serial_us /
+         (PoolMakespanUs(blocks, threads, block_us, kHostWorkerStartUs, kHostWorkerPace) * threads);
 }
 
 double HostBandwidth(const HostCalibration& calibration, int64_t busy, bool fits_cache) {
