@@ -21,7 +21,8 @@
 // another's at a Spearman of only 0.78 on this machine, bursts of other work mostly, and
 // two runs of 3 rounds at 0.90, where the learned model's held-out Spearman against one
 // run's times is about 0.02 below its Spearman against the best of both.
-// `--dump-rows FILE` writes every training row (fusion, config, time, features) as JSON.
+// `--dump-rows FILE` writes every training row (fusion, config, time, features) as JSON
+// (with --generated: the training rows and the judged configs' rows with both runs).
 // `--flush buffers` (default) evicts each kernel's own buffers before a run, as the tuner's
 // worker does; `--flush cache` overwrites 96 MiB instead, as both did before 0.4.0 (two full
 // runs agreed at 0.81 that way, 0.90 evicting). `--only A,B` keeps the fusions whose path
@@ -454,6 +455,7 @@ int main(int argc, char** argv) {
     for (const FusionResult& r : results) {
       corpus_rows.insert(corpus_rows.end(), r.rows.begin(), r.rows.end());
     }
+    generated->rows_path = rows_path;
     return bench::RunGeneratedBench(*generated, *device, model, corpus_rows,
                                     static_cast<int64_t>(results.size()),
                                     TimingsToJson(saved, quick, model.calibration(), flush));

@@ -11,6 +11,7 @@
 #include <set>
 
 #include "bench/bench_util.h"
+#include "bench/model_bench_replay.h"
 #include "bench/model_bench_timings.h"
 #include "compiler/hlo/canonical.h"
 #include "costmodel/features.h"
@@ -278,6 +279,35 @@ void PrintGroups(const char* by, const std::vector<TimedFusion>& fusions,
   }
 }
 
+// The learned models' training rows (compiled ones and estimates) and the judged fusions'
+// rows, each with both runs' times, for `--dump-rows`.
+nlohmann::json GeneratedRowsToJson(const std::vector<costmodel::TrainingRow>& train_rows,
+                                   const std::vector<TimedFusion>& judged) {
+  nlohmann::json train = nlohmann::json::array();
+  for (const costmodel::TrainingRow& row : train_rows) {
+    train.push_back({{"fusion", row.fusion},
+                     {"measured_us", row.measured_us},
+                     {"analytic_us", row.analytic_us},
+                     {"features", FeaturesToJson(row.features)}});
+  }
+  nlohmann::json judged_rows = nlohmann::json::array();
+  for (const TimedFusion& fusion : judged) {
+    for (size_t k = 0; k < fusion.rows.size(); ++k) {
+      judged_rows.push_back({{"fusion", fusion.name},
+                             {"pattern", fusion.pattern},
+                             {"type", fusion.type},
+                             {"run_a_us", fusion.runs[0][k]},
+                             {"run_b_us", fusion.runs[1][k]},
+                             {"analytic_us", fusion.rows[k].analytic_us},
+                             {"features", FeaturesToJson(fusion.rows[k].features)}});
+    }
+  }
+  auto names = costmodel::FeatureNames();
+  return {{"feature_names", std::vector<std::string>(names.begin(), names.end())},
+          {"train", std::move(train)},
+          {"judged", std::move(judged_rows)}};
+}
+
 }  // namespace
 
 nlohmann::json GeneratedScores::ToJson() const {
@@ -344,6 +374,11 @@ int RunGeneratedBench(const GeneratedBenchOptions& options, const tuner::Device&
     }
     ++train_fusions;
     train_rows.insert(train_rows.end(), t.fusion.rows.begin(), t.fusion.rows.end());
+  }
+
+  if (!options.rows_path.empty()) {
+    std::ofstream(options.rows_path) << GeneratedRowsToJson(train_rows, evaluated).dump() << "\n";
+    std::fprintf(stderr, "training and judged rows written to %s\n", options.rows_path.c_str());
   }
 
   // The rankings: run B for run A (and back), the analytic model, and learned models.

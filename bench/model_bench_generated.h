@@ -36,6 +36,9 @@ struct GeneratedBenchOptions {
   const SavedGenerated* replay = nullptr;
   std::string save_path;
   bool detail = false;  // --detail: every config's two times, prediction and terms on stderr
+  // --dump-rows: the learned models' training rows and every judged config's rows with both
+  // runs, as JSON, for analysing the models' inputs outside the bench.
+  std::string rows_path;
 };
 
 // One generated fusion, every sampled config timed in two runs.

@@ -2,14 +2,37 @@
 """`model_bench --generated` end to end, small: three generated fusions of one seed judged,
 three of another trained on, every model scored beside the run-to-run agreement, and a
 training seed equal to the judged one refused. The two runs saved with --save-timings replay
-(--timings) to the same scores without timing, a seed the file lacks is timed and added (its
-models trained on two replayed seeds), and a replay under another --max-bytes is refused."""
+(--timings) to the same scores without timing, and --dump-rows writes the rows the models
+saw; a seed the file lacks is timed and added (its models trained on two replayed seeds),
+and a replay under another --max-bytes is refused."""
 import argparse
 import json
 import os
 import subprocess
 import sys
 import tempfile
+
+
+def check_rows(path, saved, scores):
+    """--dump-rows: the judged configs with the saved runs' times, and the training rows."""
+    with open(path) as f:
+        rows = json.load(f)
+    width = len(rows["feature_names"])
+    assert width > 50, rows["feature_names"]
+    judged = rows["judged"]
+    assert sorted({r["fusion"] for r in judged}) == ["gen_5_0", "gen_5_1", "gen_5_2"], judged
+    assert len(judged) == sum(f["configs"] for f in scores["fusions"]), len(judged)
+    saved_runs = {(name, c["a"], c["b"]) for name, fusion in saved["generated"]["fusions"].items()
+                  for c in fusion["configs"]}
+    for row in judged:
+        assert (row["fusion"], row["run_a_us"], row["run_b_us"]) in saved_runs, row
+        assert row["analytic_us"] > 0 and len(row["features"]) == width, row
+    train = rows["train"]
+    # The corpus fusion and the three of the training seed, every config of each.
+    assert len({r["fusion"] for r in train}) == 4, {r["fusion"] for r in train}
+    for row in train:
+        assert row["measured_us"] > 0 and row["analytic_us"] > 0, row
+        assert len(row["features"]) == width, row
 
 
 def main():
@@ -39,14 +62,17 @@ def main():
         assert entry["a"] > 0 and entry["b"] > 0, entry
 
         replay_out = os.path.join(tmp, "replayed.json")
+        rows_out = os.path.join(tmp, "rows.json")
         replay = subprocess.run([args.model_bench, *small, "--json", replay_out, "--timings",
-                                 timings], capture_output=True, text=True, timeout=280)
+                                 timings, "--dump-rows", rows_out], capture_output=True,
+                                text=True, timeout=280)
         assert replay.returncode == 0, replay.stdout + replay.stderr
         assert replay.stderr.count("(replayed)") == 6, replay.stderr
         with open(replay_out) as f:
             replayed = json.load(f)
         assert replayed["models"] == result["models"], (replayed["models"], result["models"])
         assert replayed["fusions"] == result["fusions"]
+        check_rows(rows_out, saved, replayed)
 
         grown = os.path.join(tmp, "grown.json")
         grown_out = os.path.join(tmp, "grown_scores.json")
