@@ -279,8 +279,9 @@ void PrintGroups(const char* by, const std::vector<TimedFusion>& fusions,
   }
 }
 
-// The learned models' training rows (compiled ones and estimates) and the judged fusions'
-// rows, each with both runs' times, for `--dump-rows`.
+// The learned models' training rows, as compiled (their estimates, which the models also
+// train on, are left out), and the judged fusions' rows with both runs' times, for
+// `--dump-rows`.
 nlohmann::json GeneratedRowsToJson(const std::vector<costmodel::TrainingRow>& train_rows,
                                    const std::vector<TimedFusion>& judged) {
   nlohmann::json train = nlohmann::json::array();
@@ -288,6 +289,7 @@ nlohmann::json GeneratedRowsToJson(const std::vector<costmodel::TrainingRow>& tr
     train.push_back({{"fusion", row.fusion},
                      {"measured_us", row.measured_us},
                      {"analytic_us", row.analytic_us},
+                     {"compiled", row.compiled},
                      {"features", FeaturesToJson(row.features)}});
   }
   nlohmann::json judged_rows = nlohmann::json::array();

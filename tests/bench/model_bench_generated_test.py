@@ -31,7 +31,7 @@ def check_rows(path, saved, scores):
     # The corpus fusion and the three of the training seed, every config of each.
     assert len({r["fusion"] for r in train}) == 4, {r["fusion"] for r in train}
     for row in train:
-        assert row["measured_us"] > 0 and row["analytic_us"] > 0, row
+        assert row["measured_us"] > 0 and row["analytic_us"] > 0 and row["compiled"], row
         assert len(row["features"]) == width, row
 
 
