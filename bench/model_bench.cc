@@ -43,6 +43,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -73,6 +74,16 @@
 namespace {
 
 using namespace tilesmith::bench;  // NOLINT: the replays and scores (model_bench_replay.h)
+
+// `A,B,...` as its non-empty parts.
+std::vector<std::string> CommaList(const char* text) {
+  std::vector<std::string> parts;
+  std::istringstream list(text);
+  for (std::string part; std::getline(list, part, ',');) {
+    if (!part.empty()) parts.push_back(part);
+  }
+  return parts;
+}
 
 using namespace tilesmith;
 using bench::ReadCalibration;
@@ -238,8 +249,7 @@ int main(int argc, char** argv) {
     } else if (arg == "--seed" && i + 1 < argc) {
       generated_seed = static_cast<uint64_t>(whole("--seed", argv[++i]));
     } else if (arg == "--train-seed" && i + 1 < argc) {
-      std::istringstream list(argv[++i]);
-      for (std::string part; std::getline(list, part, ',');) {
+      for (const std::string& part : CommaList(argv[++i])) {
         train_seeds.push_back(static_cast<uint64_t>(whole("--train-seed", part.c_str())));
       }
     } else if (arg == "--train-count" && i + 1 < argc) {
@@ -269,10 +279,7 @@ int main(int argc, char** argv) {
     } else if (arg == "--repetitions" && i + 1 < argc) {
       repetitions = std::max(1, std::atoi(argv[++i]));
     } else if (arg == "--only" && i + 1 < argc) {
-      std::istringstream list(argv[++i]);
-      for (std::string part; std::getline(list, part, ',');) {
-        if (!part.empty()) only.push_back(part);
-      }
+      std::ranges::move(CommaList(argv[++i]), std::back_inserter(only));
     } else if (arg == "--seeds" && i + 1 < argc) {
       seeds = std::max(1, std::atoi(argv[++i]));
     } else if (arg == "--pool-spin-us" && i + 1 < argc) {

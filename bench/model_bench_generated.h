@@ -69,7 +69,9 @@ struct GeneratedScores {
 // Generates, times (or replays) and scores; prints a table and writes `options.json_path`.
 // `corpus_rows` (from `corpus_fusions` fusions) join the training set. With
 // `options.save_path`, writes `corpus_timings` (TimingsToJson of the corpus fusions) with
-// every generated fusion's runs added under "generated". Returns the exit status.
+// every generated fusion's runs added under "generated". `options.train_seeds` must not
+// hold `options.seed` when `options.train_count` > 0 (model_bench refuses such options
+// before it times anything). Returns the exit status.
 int RunGeneratedBench(const GeneratedBenchOptions& options, const tuner::Device& device,
                       const costmodel::HostModel& model,
                       const std::vector<costmodel::TrainingRow>& corpus_rows,

@@ -159,6 +159,11 @@ nlohmann::json FeaturesToJson(const std::vector<float>& values) {
   return out;
 }
 
+nlohmann::json FeatureNamesToJson() {
+  auto names = costmodel::FeatureNames();
+  return std::vector<std::string>(names.begin(), names.end());
+}
+
 // Every fusion's training rows with their configs and feature names, for analysing the
 // learned model's inputs outside the bench (`--dump-rows`), compiled and as estimated before
 // compiling (what `/v1/query` ranks).
@@ -176,9 +181,7 @@ nlohmann::json RowsToJson(const std::vector<FusionResult>& results) {
                       {"estimate_features", FeaturesToJson(row.estimate_features)}});
     }
   }
-  auto names = costmodel::FeatureNames();
-  return {{"feature_names", std::vector<std::string>(names.begin(), names.end())},
-          {"rows", std::move(rows)}};
+  return {{"feature_names", FeatureNamesToJson()}, {"rows", std::move(rows)}};
 }
 
 void PrintScores(const AveragedScores& scores, const std::string& label, bool strategy) {

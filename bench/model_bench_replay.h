@@ -128,6 +128,9 @@ Expected<SeedScores> CrossValidateSeeds(const std::vector<FusionResult>& results
 
 nlohmann::json FeaturesToJson(const std::vector<float>& values);
 
+/// costmodel::FeatureNames() as a JSON array: the columns of FeaturesToJson.
+nlohmann::json FeatureNamesToJson();
+
 nlohmann::json RowsToJson(const std::vector<FusionResult>& results);
 
 void PrintScores(const AveragedScores& scores, const std::string& label, bool strategy = true);
