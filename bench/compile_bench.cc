@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/bench_output.h"
 #include "compiler/analysis/fusion_analysis.h"
 #include "compiler/codegen/cuda_toolkit.h"
 #include "compiler/codegen/nvptx_backend.h"
@@ -230,6 +231,6 @@ int main(int argc, char** argv) {
   out["pool"] = {{"workers", workers}, {"candidates_per_second", pool}};
   for (const std::string& name : skipped) std::printf("not compiled (emitter): %s\n", name.c_str());
   out["not_compiled"] = skipped;
-  if (!json_path.empty()) std::ofstream(json_path) << out.dump(2) << "\n";
+  if (!json_path.empty()) tilesmith::bench::WriteOutput(json_path, out.dump(2) + "\n", "figures");
   return 0;
 }

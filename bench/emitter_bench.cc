@@ -20,12 +20,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "bench/bench_output.h"
 #include "bench/bench_util.h"
 
 namespace {
@@ -221,6 +221,6 @@ int main(int argc, char** argv) {
           {{"config", config}, {"fraction_of_copy", fraction}});
     }
   }
-  if (!json_path.empty()) std::ofstream(json_path) << out.dump(2) << "\n";
+  if (!json_path.empty()) tilesmith::bench::WriteOutput(json_path, out.dump(2) + "\n", "figures");
   return 0;
 }

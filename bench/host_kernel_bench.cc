@@ -6,11 +6,11 @@
 //   host_kernel_bench [--quick] [--json OUT]
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "bench/bench_output.h"
 #include "bench/bench_util.h"
 
 namespace {
@@ -100,6 +100,6 @@ int main(int argc, char** argv) {
                               {"fraction_of_copy", r.bytes_per_second / copy},
                               {"config", nlohmann::json::parse(r.config)}});
   }
-  if (!json_path.empty()) std::ofstream(json_path) << out.dump(2) << "\n";
+  if (!json_path.empty()) tilesmith::bench::WriteOutput(json_path, out.dump(2) + "\n", "figures");
   return 0;
 }

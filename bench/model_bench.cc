@@ -42,7 +42,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <iterator>
 #include <limits>
 #include <map>
@@ -55,6 +54,7 @@
 #include <tuple>
 #include <vector>
 
+#include "bench/bench_output.h"
 #include "bench/bench_util.h"
 #include "bench/model_bench_generated.h"
 #include "bench/model_bench_replay.h"
@@ -473,14 +473,13 @@ int main(int argc, char** argv) {
         static_cast<long long>(skipped), static_cast<long long>(skipped_fusions));
   }
   if (!save_path.empty()) {
-    std::ofstream(save_path) << TimingsToJson(saved, quick, model.calibration(), flush).dump(1)
-                             << "\n";
-    std::fprintf(stderr, "timings saved to %s\n", save_path.c_str());
+    bench::WriteOutput(save_path,
+                       TimingsToJson(saved, quick, model.calibration(), flush).dump(1) + "\n",
+                       "timings");
   }
 
   if (!rows_path.empty()) {
-    std::ofstream(rows_path) << RowsToJson(results).dump() << "\n";
-    std::fprintf(stderr, "training rows written to %s\n", rows_path.c_str());
+    bench::WriteOutput(rows_path, RowsToJson(results).dump() + "\n", "training rows");
   }
 
   // The learned model on the same timings: every fusion ranked by trees that never saw it.
@@ -544,19 +543,18 @@ int main(int argc, char** argv) {
                       {"best_us", r.best_us},
                       {"top_pick_us", r.predicted_best_us}});
     }
-    std::ofstream(json_path) << nlohmann::json{{"calibration", model.calibration().ToJson()},
-                                               {"flush", flush},
-                                               {"fusions", rows},
-                                               {"median_spearman", Median(rho)},
-                                               {"median_share", Median(share)},
-                                               {"median_random_share", Median(random_share)},
-                                               {"median_model_share", Median(model_share)},
-                                               {"model_strategy_missed", missed},
-                                               {"median_plain_share", Median(plain_share)},
-                                               {"plain_missed", plain_missed},
-                                               {"learned_vs_analytic", learned_json}}
-                                    .dump(2)
-                             << "\n";
+    nlohmann::json figures{{"calibration", model.calibration().ToJson()},
+                           {"flush", flush},
+                           {"fusions", rows},
+                           {"median_spearman", Median(rho)},
+                           {"median_share", Median(share)},
+                           {"median_random_share", Median(random_share)},
+                           {"median_model_share", Median(model_share)},
+                           {"model_strategy_missed", missed},
+                           {"median_plain_share", Median(plain_share)},
+                           {"plain_missed", plain_missed},
+                           {"learned_vs_analytic", learned_json}};
+    bench::WriteOutput(json_path, figures.dump(2) + "\n", "figures");
   }
   return 0;
 }

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <functional>
 #include <iterator>
 #include <map>
@@ -10,6 +9,7 @@
 #include <numeric>
 #include <set>
 
+#include "bench/bench_output.h"
 #include "bench/bench_util.h"
 #include "bench/model_bench_replay.h"
 #include "bench/model_bench_timings.h"
@@ -350,8 +350,7 @@ int RunGeneratedBench(const GeneratedBenchOptions& options, const tuner::Device&
         saved.fusions.try_emplace(name, fusion);
     }
     corpus_timings["generated"] = GeneratedTimingsToJson(saved);
-    std::ofstream(options.save_path) << corpus_timings.dump(1) << "\n";
-    std::fprintf(stderr, "timings saved to %s\n", options.save_path.c_str());
+    WriteOutput(options.save_path, corpus_timings.dump(1) + "\n", "timings");
   }
   std::vector<TimedFusion> evaluated;
   for (Timed& t : evaluated_timed) evaluated.push_back(std::move(t.fusion));
@@ -375,8 +374,8 @@ int RunGeneratedBench(const GeneratedBenchOptions& options, const tuner::Device&
   }
 
   if (!options.rows_path.empty()) {
-    std::ofstream(options.rows_path) << GeneratedRowsToJson(train_rows, evaluated).dump() << "\n";
-    std::fprintf(stderr, "training and judged rows written to %s\n", options.rows_path.c_str());
+    WriteOutput(options.rows_path, GeneratedRowsToJson(train_rows, evaluated).dump() + "\n",
+                "training and judged rows");
   }
 
   // The rankings: run B for run A (and back), the analytic model, and learned models.
@@ -540,8 +539,7 @@ int RunGeneratedBench(const GeneratedBenchOptions& options, const tuner::Device&
                            {"models", models_json},
                            {"selections", selections},
                            {"fusions", fusions_json}};
-    std::ofstream(options.json_path) << json.dump(2) << "\n";
-    std::fprintf(stderr, "figures written to %s\n", options.json_path.c_str());
+    WriteOutput(options.json_path, json.dump(2) + "\n", "figures");
   }
   return 0;
 }

@@ -15,11 +15,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "bench/bench_output.h"
 #include "compiler/hlo/parser.h"
 
 namespace {
@@ -300,7 +300,7 @@ int main(int argc, char** argv) {
                            {{"megabytes_per_second", kThroughputGoal},
                             {"growth_exponent", 1.0},
                             {"peak_memory_vs_text", kMemoryGoal}}}};
-    std::ofstream(json_path) << out.dump(2) << "\n";
+    tilesmith::bench::WriteOutput(json_path, out.dump(2) + "\n", "figures");
   }
   return 0;
 }

@@ -10,12 +10,12 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "bench/bench_output.h"
 #include "db/open_store.h"
 
 namespace {
@@ -140,14 +140,13 @@ int main(int argc, char** argv) {
   std::printf("%d agents / 1 agent: %.2fx\n", agents,
               many->operations_per_s() / one->operations_per_s());
   if (!json_path.empty()) {
-    std::ofstream(json_path) << json{{"database", db::DescribeLocation(location)},
-                                     {"agents", agents},
-                                     {"units", units},
-                                     {"seconds", many->seconds},
-                                     {"operations_per_s", many->operations_per_s()},
-                                     {"one_agent_operations_per_s", one->operations_per_s()}}
-                                    .dump(2)
-                             << "\n";
+    json figures{{"database", db::DescribeLocation(location)},
+                 {"agents", agents},
+                 {"units", units},
+                 {"seconds", many->seconds},
+                 {"operations_per_s", many->operations_per_s()},
+                 {"one_agent_operations_per_s", one->operations_per_s()}};
+    tilesmith::bench::WriteOutput(json_path, figures.dump(2) + "\n", "figures");
   }
   return 0;
 }

@@ -26,12 +26,12 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "bench/bench_output.h"
 #include "compiler/hlo/canonical.h"
 #include "compiler/hlo/parser.h"
 #include "db/open_store.h"
@@ -392,22 +392,21 @@ int main(int argc, char** argv) {
   std::printf("cold 1,000-fusion batch: %.1f ms (goal <= 50 ms): %s\n", cold_ms,
               cold_ms <= 50 ? "met" : "missed");
   if (!json_path.empty()) {
-    std::ofstream(json_path) << json{{"connections", connections},
-                                     {"seconds", elapsed},
-                                     {"requests_per_s", rps},
-                                     {"p50_ms", p50_ms},
-                                     {"p99_ms", p99_ms},
-                                     {"errors", errors},
-                                     {"offered_requests_per_s", rate},
-                                     {"open_loop_requests_per_s", offered.rps},
-                                     {"open_loop_p50_ms", offered.p50_ms},
-                                     {"open_loop_p99_ms", offered.p99_ms},
-                                     {"batch_size", batch_size},
-                                     {"batch_cold_ms", cold_ms},
-                                     {"batch_warm_ms", warm_ms},
-                                     {"batch_found", found}}
-                                    .dump(2)
-                             << "\n";
+    json figures{{"connections", connections},
+                 {"seconds", elapsed},
+                 {"requests_per_s", rps},
+                 {"p50_ms", p50_ms},
+                 {"p99_ms", p99_ms},
+                 {"errors", errors},
+                 {"offered_requests_per_s", rate},
+                 {"open_loop_requests_per_s", offered.rps},
+                 {"open_loop_p50_ms", offered.p50_ms},
+                 {"open_loop_p99_ms", offered.p99_ms},
+                 {"batch_size", batch_size},
+                 {"batch_cold_ms", cold_ms},
+                 {"batch_warm_ms", warm_ms},
+                 {"batch_found", found}};
+    tilesmith::bench::WriteOutput(json_path, figures.dump(2) + "\n", "figures");
   }
   (*server)->Stop();
   std::error_code ignored;

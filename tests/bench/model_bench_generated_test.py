@@ -4,7 +4,8 @@ three of another trained on, every model scored beside the run-to-run agreement,
 training seed equal to the judged one refused. The two runs saved with --save-timings replay
 (--timings) to the same scores without timing, and --dump-rows writes the rows the models
 saw; a seed the file lacks is timed and added (its models trained on two replayed seeds),
-and a replay under another --max-bytes is refused."""
+a replay under another --max-bytes is refused, and a file it cannot write ends the run with
+the reason."""
 import argparse
 import json
 import os
@@ -51,6 +52,7 @@ def main():
         assert "[eval 3/3] gen_5_2" in run.stderr, run.stderr
         assert "[train 3/3] gen_6_2" in run.stderr, run.stderr
         assert "(replayed)" not in run.stderr, run.stderr
+        assert "timings written to " + timings in run.stderr, run.stderr
         with open(out) as f:
             result = json.load(f)
         with open(timings) as f:
@@ -91,6 +93,13 @@ def main():
         other_cap = subprocess.run([args.model_bench, *small[:-1], "128K", "--timings", timings],
                                    capture_output=True, text=True, timeout=280)
         assert other_cap.returncode != 0 and "--max-bytes" in other_cap.stderr, other_cap.stderr
+
+        # A file it cannot write ends the run with the reason, not "written to".
+        unwritable = os.path.join(tmp, "no such folder", "timings.json")
+        lost = subprocess.run([args.model_bench, *small, "--timings", timings, "--save-timings",
+                               unwritable], capture_output=True, text=True, timeout=280)
+        assert lost.returncode != 0 and "cannot write the timings" in lost.stderr, lost.stderr
+        assert "written to " + unwritable not in lost.stderr, lost.stderr
     assert result["seed"] == 5 and result["train_seeds"] == [6], result
     assert result["skipped"] == [] and result["train_skipped"] == [], result
     assert [f["fusion"] for f in result["fusions"]] == ["gen_5_0", "gen_5_1", "gen_5_2"]
