@@ -31,7 +31,10 @@
 // (model_bench_generated.h): each timed in two independent runs, whose agreement is printed
 // beside every score; the learned model trained only on the corpus (its short list timed
 // alike, or every fusion of a --timings file) and `--train-count M` (default N) fusions of
-// `--train-seed T` (default S + 1; a list T1,T2,... trains on the fusions of each).
+// `--train-seed T` (default S + 1; a list T1,T2,... trains on the fusions of each). Below the
+// models, "fitted within each fusion" is their ceiling, not a model: the learned model's trees
+// fitted to each judged fusion's own other configs (4 folds; costmodel/model_eval.h's
+// FitWithinFusion), the most its features tell about that fusion.
 // `--max-bytes B` caps a fusion's bytes (default 8M), `--configs N` its sampled configs
 // (default 32); `--rounds` defaults to 4 (2 per run).
 //   model_bench [--quick] [--detail] [--seeds N] [--rounds N] [--repetitions N] [--json OUT]

@@ -27,6 +27,9 @@ namespace {
 // Folds of the training fusions on which the learned model's selection is decided.
 constexpr int kSelectionFolds = 5;
 
+// The row of trees fitted within each judged fusion: the features' ceiling, not a model.
+constexpr const char* kWithinFusion = "fitted within each fusion";
+
 // A ranking of fusion `i` to score against run `truth` (0: A, 1: B), µs by sampled config.
 using RankingOf = std::function<std::vector<double>(size_t i, int truth)>;
 
@@ -251,6 +254,7 @@ std::string DefaultEmitter(const TimedFusion& fusion) {
 // `learned pairwise` -> `pairwise`: a column header.
 std::string ShortName(const std::string& model) {
   if (model == "run-to-run agreement") return "agreement";
+  if (model == kWithinFusion) return "within";
   if (model.starts_with("analytic")) return "analytic";
   if (model.starts_with("learned ")) {
     std::string name = model.substr(8);
@@ -445,6 +449,18 @@ int RunGeneratedBench(const GeneratedBenchOptions& options, const tuner::Device&
     }
   }
 
+  // The features' ceiling (costmodel::FitWithinFusion): trees fitted to each judged fusion's
+  // own other configs. Where the models trail it, transfer from other fusions fails; where it
+  // trails the agreement, the features miss what decides the times.
+  std::vector<std::vector<double>> within;
+  for (const TimedFusion& f : evaluated) {
+    auto predicted = costmodel::FitWithinFusion(
+        f.rows, [&] { return std::make_unique<costmodel::HostModel>(model.calibration()); });
+    if (!predicted) Fail(f.name + ": " + predicted.error().message);
+    within.push_back(std::move(*predicted));
+  }
+  score(kWithinFusion, [&](size_t i, int) { return within[i]; });
+
   // Per judged fusion, then by pattern, element type, emitter and size: where models fail.
   std::vector<std::string> emitters;
   for (const TimedFusion& f : evaluated) emitters.push_back(DefaultEmitter(f));
@@ -508,8 +524,10 @@ int RunGeneratedBench(const GeneratedBenchOptions& options, const tuner::Device&
       "(each figure against run A and run B, averaged; run-to-run agreement ranks by the other "
       "run; top5_score: sum of best times / sum of the best of the model's top 5; strategy: "
       "median share of the space the `model` strategy measures before a config within 5%% "
-      "of the best, +fusions it stopped short on; learned: means over %d seeds)\n",
-      options.seeds);
+      "of the best, +fusions it stopped short on; learned: means over %d seeds; fitted within "
+      "each fusion: the learned model's trees fitted to the fusion's own other configs, %d "
+      "folds, the most its features tell, not a model)\n",
+      options.seeds, costmodel::WithinFusionOptions{}.folds);
   std::printf("learned model (last trained): %s\n", learned_description.c_str());
   for (const std::string& selection : selections) {
     std::printf("selection (%d folds of the training fusions), %s\n", kSelectionFolds,

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <numeric>
+#include <random>
 
 #include "costmodel/ranking_metrics.h"
 
@@ -261,6 +263,58 @@ Expected<LearnedSelection> DecideSelection(
     }
   }
   return selection;
+}
+
+Expected<std::vector<double>> FitWithinFusion(
+    const std::vector<TrainingRow>& rows,
+    const std::function<std::unique_ptr<CostModel>()>& make_analytic,
+    const WithinFusionOptions& options) {
+  if (rows.size() < 2) return InvalidArgument("a fit within a fusion needs two configs or more");
+  for (const TrainingRow& row : rows) {
+    if (row.fusion != rows.front().fusion) {
+      return InvalidArgument("a fit within a fusion got rows of '" + rows.front().fusion +
+                             "' and '" + row.fusion + "'");
+    }
+  }
+  size_t folds = std::min(rows.size(), static_cast<size_t>(std::max(options.folds, 2)));
+  // Shuffled into folds: a space lists its configs in order, so neighbours share fields, and
+  // folds by position would hold out one value of a field at a time.
+  std::vector<size_t> order(rows.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::mt19937_64 random(options.seed);
+  for (size_t i = order.size() - 1; i > 0; --i) {
+    std::swap(order[i], order[std::uniform_int_distribution<size_t>(0, i)(random)]);
+  }
+  std::vector<size_t> fold_of(rows.size());
+  for (size_t k = 0; k < order.size(); ++k) fold_of[order[k]] = k % folds;
+
+  LearnedModelOptions learned;
+  learned.min_rows = 1;  // one fusion's configs are all there is
+  learned.min_fusions = 1;
+  learned.objective = Objective::kLogTime;
+  learned.correction_share = 1;  // no other fusion's correction to guard against
+  learned.bag = 1;
+  learned.max_depth = options.max_depth;
+  learned.rounds = options.rounds;
+  learned.seed = options.seed;
+  std::vector<double> predicted(rows.size(), 0);
+  for (size_t fold = 0; fold < folds; ++fold) {
+    std::vector<TrainingRow> train, held_out;
+    std::vector<size_t> held_out_index;
+    for (size_t i = 0; i < rows.size(); ++i) {
+      if (fold_of[i] == fold) {
+        held_out.push_back(rows[i]);
+        held_out_index.push_back(i);
+      } else {
+        train.push_back(rows[i]);
+      }
+    }
+    LearnedModel model(make_analytic(), learned);
+    TS_RETURN_IF_ERROR(model.Retrain(train));
+    TS_ASSIGN_OR_RETURN(std::vector<double> answer, model.PredictRows(held_out));
+    for (size_t k = 0; k < answer.size(); ++k) predicted[held_out_index[k]] = answer[k];
+  }
+  return predicted;
 }
 
 }  // namespace tilesmith::costmodel

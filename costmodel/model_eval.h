@@ -86,4 +86,25 @@ Expected<LearnedSelection> DecideSelection(
     const std::function<std::unique_ptr<CostModel>()>& make_analytic,
     const LearnedModelOptions& options);
 
+/// How FitWithinFusion splits and fits one fusion's configs.
+struct WithinFusionOptions {
+  int folds = 4;      ///< Each config predicted by trees fitted on the other folds.
+  int max_depth = 2;  ///< Shallow: a fold holds 20-30 configs.
+  int rounds = 100;   ///< At the learned model's learning rate.
+  uint64_t seed = 0;  ///< The configs' shuffle into folds, and the trees' sampling.
+};
+
+/// What the features can tell about one fusion's configs at best: every row's prediction
+/// (µs) by the learned model's trees fitted, K-fold over the configs, to the same fusion's
+/// other rows (log time, the analytic time from `make_analytic` as the margin, the whole
+/// correction applied). No deployable model has seen the fusion it ranks, so this is the
+/// ceiling of the models, not a rival: where it trails the run-to-run agreement, the features
+/// miss what decides the times; where the models trail it, they hold it and the transfer
+/// from other fusions fails. `rows` must be one fusion's, at least two; fewer rows than
+/// folds: a row a fold.
+Expected<std::vector<double>> FitWithinFusion(
+    const std::vector<TrainingRow>& rows,
+    const std::function<std::unique_ptr<CostModel>()>& make_analytic,
+    const WithinFusionOptions& options = {});
+
 }  // namespace tilesmith::costmodel

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """`model_bench --generated` end to end, small: three generated fusions of one seed judged,
-three of another trained on, every model scored beside the run-to-run agreement, and a
-training seed equal to the judged one refused. The two runs saved with --save-timings replay
-(--timings) to the same scores without timing, and --dump-rows writes the rows the models
-saw; a seed the file lacks is timed and added (its models trained on two replayed seeds),
-a replay under another --max-bytes is refused, and a file it cannot write ends the run with
-the reason."""
+three of another trained on, every model scored beside the run-to-run agreement and the
+trees fitted within each fusion, and a training seed equal to the judged one refused. The
+two runs saved with --save-timings replay (--timings) to the same scores without timing, and
+--dump-rows writes the rows the models saw; a seed the file lacks is timed and added (its
+models trained on two replayed seeds), a replay under another --max-bytes is refused, and a
+file it cannot write ends the run with the reason."""
 import argparse
 import json
 import os
@@ -111,7 +111,7 @@ def main():
     models = {m["model"]: m for m in result["models"]}
     assert list(models) == ["run-to-run agreement", "analytic-host", "learned log-time",
                             "learned log-time (selected)", "learned pairwise",
-                            "learned pairwise (selected)"], list(models)
+                            "learned pairwise (selected)", "fitted within each fusion"], list(models)
     # Four training fusions cannot fill five folds of a selection: it says so, and the
     # selected rows rank as the learned model does everywhere.
     assert len(result["selections"]) == 2, result["selections"]
@@ -125,6 +125,8 @@ def main():
         assert 0 < scores["top5_score"] <= 1, (name, scores)
         assert scores["top1_regret"] >= scores["top5_regret"] >= 0, (name, scores)
         assert 0 < scores["median_model_strategy_share"] <= 1, (name, scores)
+    # The ceiling: trees fitted to each fusion's own other configs, scored like a model.
+    assert "fitted within each fusion" in run.stdout and " within" in run.stdout, run.stdout
     # The agreement ranks run A by run B: a config's two times are never both missing.
     assert models["run-to-run agreement"]["all"]["spearman"] > 0, models
 
