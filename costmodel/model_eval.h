@@ -97,11 +97,12 @@ struct WithinFusionOptions {
 /// What the features can tell about one fusion's configs at best: every row's prediction
 /// (µs) by the learned model's trees fitted, K-fold over the configs, to the same fusion's
 /// other rows (log time, the analytic time from `make_analytic` as the margin, the whole
-/// correction applied). No deployable model has seen the fusion it ranks, so this is the
-/// ceiling of the models, not a rival: where it trails the run-to-run agreement, the features
-/// miss what decides the times; where the models trail it, they hold it and the transfer
-/// from other fusions fails. `rows` must be one fusion's, at least two; fewer rows than
-/// folds: a row a fold.
+/// correction applied). No deployable model has seen the times of the fusion it ranks, so
+/// this is the models' ceiling in practice (not a proof: on one fusion, what 24 of its
+/// configs teach can be less than what many other fusions do): where it trails the
+/// run-to-run agreement, the features miss what decides the times; where the models trail
+/// it, the features hold it and the transfer from other fusions fails. `rows` must be one
+/// fusion's, at least two; fewer rows than folds: a row a fold.
 Expected<std::vector<double>> FitWithinFusion(
     const std::vector<TrainingRow>& rows,
     const std::function<std::unique_ptr<CostModel>()>& make_analytic,
