@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <map>
 #include <numeric>
 #include <random>
@@ -60,6 +61,7 @@ nlohmann::json Evaluation::ToJson() const {
     json["estimated"] = {{"analytic", ScoresJson(*analytic_estimated)},
                          {"learned", ScoresJson(*learned_estimated)}};
   }
+  if (within_fusion) json["within_fusion"] = ScoresJson(*within_fusion);
   return json;
 }
 
@@ -315,6 +317,27 @@ Expected<std::vector<double>> FitWithinFusion(
     for (size_t k = 0; k < answer.size(); ++k) predicted[held_out_index[k]] = answer[k];
   }
   return predicted;
+}
+
+Expected<ModelScores> ScoreWithinFusion(
+    const std::vector<TrainingRow>& rows, const std::vector<std::string>& fusions,
+    const std::function<std::unique_ptr<CostModel>()>& make_analytic,
+    const WithinFusionOptions& options) {
+  std::map<std::string, std::vector<TrainingRow>> by_fusion;
+  for (const std::string& fusion : fusions) by_fusion[fusion];
+  for (const TrainingRow& row : rows) {
+    if (auto it = by_fusion.find(row.fusion); it != by_fusion.end()) it->second.push_back(row);
+  }
+  std::vector<TrainingRow> scored;
+  std::vector<double> predicted;
+  for (auto& [fusion, fusion_rows] : by_fusion) {
+    if (fusion_rows.size() < 2) continue;
+    TS_ASSIGN_OR_RETURN(std::vector<double> fitted,
+                        FitWithinFusion(fusion_rows, make_analytic, options));
+    std::ranges::move(fusion_rows, std::back_inserter(scored));
+    std::ranges::move(fitted, std::back_inserter(predicted));
+  }
+  return Score("within each fusion", scored, predicted);
 }
 
 }  // namespace tilesmith::costmodel

@@ -51,6 +51,8 @@ struct Evaluation {
   /// models ranking the held-out configs as seen before anything is compiled, as
   /// `/v1/query` ranks them.
   std::optional<ModelScores> analytic_estimated, learned_estimated;
+  /// With ScoreWithinFusion: the features' ceiling on the held-out fusions.
+  std::optional<ModelScores> within_fusion;
   nlohmann::json ToJson() const;
 };
 
@@ -105,6 +107,13 @@ struct WithinFusionOptions {
 /// fusion's, at least two; fewer rows than folds: a row a fold.
 Expected<std::vector<double>> FitWithinFusion(
     const std::vector<TrainingRow>& rows,
+    const std::function<std::unique_ptr<CostModel>()>& make_analytic,
+    const WithinFusionOptions& options = {});
+
+/// FitWithinFusion for every fusion of `rows` listed in `fusions` (those with two configs or
+/// more), scored as model "within each fusion".
+Expected<ModelScores> ScoreWithinFusion(
+    const std::vector<TrainingRow>& rows, const std::vector<std::string>& fusions,
     const std::function<std::unique_ptr<CostModel>()>& make_analytic,
     const WithinFusionOptions& options = {});
 

@@ -235,6 +235,15 @@ int RunEval(const cli::Args& args, Inputs& inputs, const costmodel::LearnedModel
                                : costmodel::EvaluateHeldOut(inputs.set.rows, *holdout,
                                                             inputs.Analytic(), options);
   if (!evaluation) return ReportError(evaluation.error().message);
+  if (args.Has("within-fusion")) {
+    std::vector<std::string> held_out;
+    for (const costmodel::FusionScore& f : evaluation->analytic.fusions)
+      held_out.push_back(f.fusion);
+    auto within =
+        costmodel::ScoreWithinFusion(inputs.set.rows, held_out, [&] { return inputs.Analytic(); });
+    if (!within) return ReportError(within.error().message);
+    evaluation->within_fusion = std::move(*within);
+  }
   if (args.Has("json")) {
     json out = evaluation->ToJson();
     out["device"] = inputs.measured_key;
@@ -260,11 +269,16 @@ int RunEval(const cli::Args& args, Inputs& inputs, const costmodel::LearnedModel
               "(median)", "top-5 regret");
   PrintScores(evaluation->analytic);
   PrintScores(evaluation->learned);
+  if (evaluation->within_fusion) PrintScores(*evaluation->within_fusion);
   if (evaluation->analytic_estimated && evaluation->learned_estimated) {
     // What `/v1/query` ranks by: the configs as seen before anything is compiled.
     std::cout << "\nuncompiled (no cubin, no counted code; as /v1/query ranks):\n";
     PrintScores(*evaluation->analytic_estimated);
     PrintScores(*evaluation->learned_estimated);
+  }
+  if (evaluation->within_fusion) {
+    std::cout << "\nwithin each fusion: trees fitted to each held-out fusion's own other "
+                 "configs (4 folds); not a model, the most the features tell about a fusion\n";
   }
   if (!evaluation->learned_trained) {
     std::cout << "\nThe learned model fell back to the analytic one: too little training data.\n";
@@ -344,7 +358,7 @@ Subcommand ModelSubcommand() {
   cli::Command command(
       "model", "train and evaluate the learned cost model; calibrate the host model",
       "train|eval|calibrate [--db PATH] [--target T] [--device ID] [--holdout F | --folds K] "
-      "[--objective O] [--json]");
+      "[--within-fusion] [--objective O] [--json]");
   command
       .Flag("db", "PATH|URL",
             "the database: a SQLite file or a postgresql:// URL (default: $TILESMITH_DB, else "
@@ -360,6 +374,10 @@ Subcommand ModelSubcommand() {
       .Flag("folds", "K",
             "eval: K-fold cross-validation over fusions instead (every fusion scored once, by "
             "a model trained without it)")
+      .Switch("within-fusion",
+              "eval: also fit trees to each held-out fusion's own other configs (4 folds), "
+              "the features' ceiling: what a model could know of a fusion after timing most "
+              "of it")
       .Flag("objective", "O",
             "log-time (default: regression on log time around the analytic prediction) or "
             "pairwise (rank:pairwise within each fusion)")
@@ -385,6 +403,10 @@ Subcommand ModelSubcommand() {
           "         learned model side by side: Spearman and Kendall rank correlation of\n"
           "         predicted and measured times, and top-1 / top-5 regret (how much slower\n"
           "         the best of the model's first 1 / 5 picks is than the measured best).\n"
+          "         With --within-fusion, a third row: trees fitted to each held-out\n"
+          "         fusion's own other configs, the most the features tell (where the\n"
+          "         models trail it, their training transfers badly; where it trails a\n"
+          "         second timing of the same configs, the features miss something).\n"
           "         Nothing is stored.\n"
           "  calibrate  measure this machine's copy bandwidth (DRAM, one thread, cache), FMA\n"
           "         throughput and pool dispatch for the analytic host model, and store them\n"

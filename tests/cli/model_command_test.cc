@@ -64,10 +64,17 @@ TEST_F(ModelCommandTest, TrainThenEvalThenPredictWithTheLearnedModel) {
   EXPECT_EQ(trained["objective"], "log-time");
   EXPECT_GT(trained["model_bytes"].get<int>(), 1000);
 
-  CommandRun eval = Tilesmith("model eval --db " + Db() + bar + " --holdout 0.25 --json");
+  CommandRun eval =
+      Tilesmith("model eval --db " + Db() + bar + " --holdout 0.25 --within-fusion --json");
   ASSERT_EQ(eval.exit_code, 0) << eval.err;
   json scores = json::parse(eval.out);
   EXPECT_EQ(scores["heldout"]["fusions"], 1);
+  // The features' ceiling, on the same held-out fusion.
+  EXPECT_EQ(scores["within_fusion"]["model"], "within each fusion") << scores.dump(2);
+  EXPECT_TRUE(scores["within_fusion"]["spearman"].is_number());
+  ASSERT_EQ(scores["within_fusion"]["fusions"].size(), 1u);
+  EXPECT_EQ(scores["within_fusion"]["fusions"][0]["fusion"],
+            scores["analytic"]["fusions"][0]["fusion"]);
   EXPECT_EQ(scores["train"]["fusions"], 3);
   EXPECT_TRUE(scores["learned_trained"].get<bool>()) << scores["learned_model"];
   for (const char* model : {"analytic", "learned"}) {
@@ -87,6 +94,11 @@ TEST_F(ModelCommandTest, TrainThenEvalThenPredictWithTheLearnedModel) {
   CommandRun text = Tilesmith("model eval --db " + Db() + bar);
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("spearman"), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find("within each fusion"), std::string::npos) << text.out;
+  CommandRun ceiling = Tilesmith("model eval --db " + Db() + bar + " --within-fusion");
+  ASSERT_EQ(ceiling.exit_code, 0) << ceiling.err;
+  EXPECT_NE(ceiling.out.find("within each fusion  "), std::string::npos) << ceiling.out;
+  EXPECT_NE(ceiling.out.find("not a model"), std::string::npos) << ceiling.out;
   EXPECT_NE(text.out.find("analytic-host"), std::string::npos);
   EXPECT_NE(text.out.find("uncompiled"), std::string::npos) << text.out;
 
