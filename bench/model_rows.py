@@ -34,15 +34,22 @@ import collections
 import json
 import sys
 
-import numpy as np
-import xgboost as xgb
-from scipy.stats import rankdata, spearmanr
+try:
+    import numpy as np
+    import xgboost as xgb
+    from scipy.stats import rankdata, spearmanr
+except ImportError as missing:
+    sys.exit(f"model_rows.py needs numpy, scipy and xgboost ({missing}): "
+             "build/bench-venv/bin/pip install numpy scipy xgboost")
 
 
 def load(path):
-    with open(path) as f:
-        rows = json.load(f)
-    return rows["feature_names"], rows["train"], rows["judged"]
+    try:
+        with open(path) as f:
+            rows = json.load(f)
+        return rows["feature_names"], rows["train"], rows["judged"]
+    except (OSError, ValueError, KeyError) as error:
+        sys.exit(f"cannot read {path} as `model_bench --generated --dump-rows` rows: {error!r}")
 
 
 def matrix(rows):
