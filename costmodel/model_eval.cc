@@ -284,9 +284,7 @@ Expected<std::vector<double>> FitWithinFusion(
   std::vector<size_t> order(rows.size());
   std::iota(order.begin(), order.end(), size_t{0});
   std::mt19937_64 random(options.seed);
-  for (size_t i = order.size() - 1; i > 0; --i) {
-    std::swap(order[i], order[std::uniform_int_distribution<size_t>(0, i)(random)]);
-  }
+  std::shuffle(order.begin(), order.end(), random);
   std::vector<size_t> fold_of(rows.size());
   for (size_t k = 0; k < order.size(); ++k) fold_of[order[k]] = k % folds;
 

@@ -111,7 +111,8 @@ def main():
     models = {m["model"]: m for m in result["models"]}
     assert list(models) == ["run-to-run agreement", "analytic-host", "learned log-time",
                             "learned log-time (selected)", "learned pairwise",
-                            "learned pairwise (selected)", "fitted within each fusion"], list(models)
+                            "learned pairwise (selected)",
+                            "fitted within each fusion"], list(models)
     # Four training fusions cannot fill five folds of a selection: it says so, and the
     # selected rows rank as the learned model does everywhere.
     assert len(result["selections"]) == 2, result["selections"]
