@@ -294,13 +294,6 @@ constexpr Migration kMigrations[] = {
 };
 static_assert(std::size(kMigrations) == kSchemaVersion, "one migration per schema version");
 
-Expected<bool> TableExists(sqlite::Connection& connection, std::string_view name) {
-  TS_ASSIGN_OR_RETURN(auto statement,
-                      connection.Prepare("SELECT 1 FROM sqlite_master WHERE name = ?"));
-  statement.Bind(1, name);
-  return statement.Step();
-}
-
 Status RecordVersion(sqlite::Connection& connection, const Migration& migration) {
   TS_ASSIGN_OR_RETURN(auto statement,
                       connection.Prepare("INSERT INTO schema_version (version, description, "
@@ -320,14 +313,21 @@ std::string BestResultsQuery(std::string_view filter) {
 }
 
 Expected<int> ReadSchemaVersion(sqlite::Connection& connection) {
-  TS_ASSIGN_OR_RETURN(bool versioned, TableExists(connection, "schema_version"));
+  // Both facts from one statement, so from one snapshot: between two, another process
+  // opening the same new file can commit its first migration, and the file would seem to
+  // have tables but no schema_version.
+  TS_ASSIGN_OR_RETURN(auto facts, connection.Prepare("SELECT (SELECT count(*) FROM sqlite_master "
+                                                     "WHERE name = 'schema_version'), "
+                                                     "(SELECT count(*) FROM sqlite_master)"));
+  TS_ASSIGN_OR_RETURN(bool counted, facts.Step());
+  bool versioned = counted && facts.Int(0) > 0;
+  int64_t objects = counted ? facts.Int(1) : 0;
   if (versioned) {
     TS_ASSIGN_OR_RETURN(
         int64_t version,
         connection.QueryInt("SELECT coalesce(max(version), 0) FROM schema_version"));
     return static_cast<int>(version);
   }
-  TS_ASSIGN_OR_RETURN(int64_t objects, connection.QueryInt("SELECT count(*) FROM sqlite_master"));
   if (objects > 0) {
     return MakeError(ErrorCode::kFailedPrecondition,
                      connection.path() +

@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <thread>
 
 #include "tests/db/db_test_util.h"
@@ -135,6 +136,7 @@ TEST(ConcurrentOpenTest, ManyProcessesOpeningOneNewFileAtOnceAllSucceed) {
       ASSERT_GE(pid, 0);
       if (pid == 0) {
         auto store = SqliteStore::Open(path);
+        if (!store) std::fprintf(stderr, "open failed: %s\n", store.error().message.c_str());
         _exit(store ? 0 : 1);
       }
       children.push_back(pid);
