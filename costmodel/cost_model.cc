@@ -24,7 +24,8 @@ auto ExecutedFigures(Usage& usage) {
       std::pair{"executed_float_divisions", &usage.executed_float_divisions},
       std::pair{"executed_gather_lanes", &usage.executed_gather_lanes},
       std::pair{"executed_half_lanes", &usage.executed_half_lanes},
-      std::pair{"executed_machine_instructions", &usage.executed_machine_instructions}};
+      std::pair{"executed_machine_instructions", &usage.executed_machine_instructions},
+      std::pair{"executed_lane_moves", &usage.executed_lane_moves}};
 }
 
 }  // namespace

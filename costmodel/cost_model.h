@@ -50,6 +50,9 @@ struct ResourceUsage {
   /// its IR block's runs: a promoted f16 lane's conversions, spills and shuffles, which the
   /// IR counts as one instruction or none (0 in stats recorded before they were counted).
   double executed_machine_instructions = 0;
+  /// Of the machine instructions: those moving single lanes between vector, mask and
+  /// general registers (0 where not counted).
+  double executed_lane_moves = 0;
   bool has_cubin() const { return registers > 0; }
   bool has_host_code() const { return executed_instructions > 0; }
   bool known() const { return has_cubin() || has_host_code(); }

@@ -144,6 +144,8 @@ std::vector<std::string> MakeNames() {
                            "code.machine_instructions",
                            "code.float_divisions",
                            "code.machine_instructions_per_element",
+                           "code.lane_moves",
+                           "code.lane_moves_per_element",
                            "shared.bytes",
                            "shared.conflict_degree",
                            "ratio.elements_per_thread",
@@ -365,6 +367,10 @@ std::vector<float> KernelFeatures(const emitters::KernelIR& kernel, const Device
       row.Set("code.machine_instructions_per_element", usage->executed_machine_instructions *
                                                            static_cast<double>(blocks) /
                                                            std::max(1.0, out_elements));
+      row.Set("code.lane_moves", usage->executed_lane_moves);
+      row.Set(
+          "code.lane_moves_per_element",
+          usage->executed_lane_moves * static_cast<double>(blocks) / std::max(1.0, out_elements));
     }
   }
 

@@ -14,7 +14,7 @@ namespace tilesmith::costmodel {
 
 /// Bumped whenever a feature is added, removed, reordered or computed differently: stored
 /// models of another version are ignored (and retrained), never fed the wrong columns.
-inline constexpr int kFeatureSchemaVersion = 9;
+inline constexpr int kFeatureSchemaVersion = 10;
 
 /// The feature names in column order (`cfg.vector`, `bytes.read`, `analytic.log_us`, …).
 std::span<const std::string> FeatureNames();

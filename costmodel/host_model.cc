@@ -303,7 +303,8 @@ Expected<Prediction> HostModel::Predict(const emitters::KernelIR& kernel,
         (instructions_us +
          (usage->executed_divisions - constant_divisions - float_divisions) * kHostDivisionUs +
          constant_divisions * kHostConstantDivisionUs + float_divisions * kHostFloatDivisionUs +
-         usage->executed_gather_lanes * kHostGatherLaneUs) *
+         usage->executed_gather_lanes * kHostGatherLaneUs +
+         usage->executed_lane_moves * kHostLaneMoveUs) *
         static_cast<double>(blocks) * per_thread;
   }
   double even_work_us = (counted ? code_us : compute_us + step_us) + miss_us;

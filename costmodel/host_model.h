@@ -92,6 +92,15 @@ inline constexpr double kHostFloatDivisionUs = 0.001;
 /// One lane of a gather or scatter (a thread loop the vectoriser made of element loads it
 /// could not prove contiguous): a load of its own, though the instruction counts once.
 inline constexpr double kHostGatherLaneUs = 0.004;
+/// A machine instruction that moves one lane between vector, mask and general registers
+/// (`vpextrw`, `vpinsrw`, mask-register operations; ResourceUsage's `executed_lane_moves`),
+/// beside its price as a machine instruction: each crosses between register files and
+/// waits for the transfer. Packed pairs of f16 lanes go through them: on an f16 concatenate
+/// into a logistic (`gen_1302911_28`) the `vector` 2 configs execute 1.4x the machine
+/// instructions of `vector` 1 per element, 10-20x its lane moves, and take 2.5x its time.
+/// Fitted on the 320 training fusions of model_bench (seeds 5101-5104, 602811/2, 702811/2;
+/// flat within 0.1-0.5 ns), checked on seeds never fitted on (costmodel/README.md).
+inline constexpr double kHostLaneMoveUs = 0.00025;
 
 /// The 4 KiB pages a core's second-level TLB maps (Zen 2-4: 2048-3072).
 inline constexpr double kHostTlbPages = 2048;

@@ -227,9 +227,28 @@ CodeCounts CountWithBlockRuns(llvm::Function& function,
 // Machine instructions in `assembly` (the target's text for `function`), each weighted by
 // the runs of the IR block the printer names beside its machine block's label (`# %name`);
 // a block the code generator split off, unnamed, runs as the block before it.
-double WeightedMachineInstructions(std::string_view assembly, std::string_view function,
-                                   const std::unordered_map<std::string, double>& runs_by_block) {
-  double total = 0;
+bool IsLaneMove(std::string_view mnemonic) {
+  if (mnemonic.starts_with("vpextr") || mnemonic.starts_with("vpinsr") ||
+      mnemonic.starts_with("pextr") || mnemonic.starts_with("pinsr")) {
+    return true;
+  }
+  // Mask-register operations: kmov, kand, kor, kxor, knot, kshift, kunpck, kortest, ktest.
+  for (std::string_view mask :
+       {"kmov", "kand", "kor", "kxor", "knot", "kshift", "kunpck", "ktest", "kadd"}) {
+    if (mnemonic.starts_with(mask)) return true;
+  }
+  return false;
+}
+
+struct MachineCounts {
+  double instructions = 0;
+  double lane_moves = 0;
+};
+
+MachineCounts WeightedMachineInstructions(
+    std::string_view assembly, std::string_view function,
+    const std::unordered_map<std::string, double>& runs_by_block) {
+  MachineCounts total;
   double runs = 1;
   bool inside = false;
   size_t start = 0;
@@ -260,7 +279,10 @@ double WeightedMachineInstructions(std::string_view assembly, std::string_view f
     if (first == std::string_view::npos || first == 0) continue;
     char lead = line[first];
     if (lead == '.' || lead == '#') continue;  // directives and comments
-    total += runs;
+    total.instructions += runs;
+    std::string_view mnemonic = line.substr(first);
+    mnemonic = mnemonic.substr(0, mnemonic.find_first_of(" \t"));
+    if (IsLaneMove(mnemonic)) total.lane_moves += runs;
   }
   return total;
 }
@@ -286,7 +308,9 @@ CodeCounts CountExecutedMachineCode(llvm::Function& function, llvm::TargetMachin
   if (machine.addPassesToEmitFile(passes, out, nullptr, llvm::CGFT_AssemblyFile)) return counts;
   std::string name = function.getName().str();
   passes.run(*function.getParent());
-  counts.machine_instructions = WeightedMachineInstructions(assembly.str(), name, runs_by_block);
+  MachineCounts machine_counts = WeightedMachineInstructions(assembly.str(), name, runs_by_block);
+  counts.machine_instructions = machine_counts.instructions;
+  counts.lane_moves = machine_counts.lane_moves;
   return counts;
 }
 

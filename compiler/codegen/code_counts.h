@@ -40,6 +40,10 @@ struct CodeCounts {
   /// function (after instruction selection and register allocation: a promoted f16 lane's
   /// conversions, spills, shuffles), each weighted by the runs of the IR block it came from.
   double machine_instructions = 0;
+  /// Of `machine_instructions`: those that move single lanes between vector, mask and
+  /// general registers (`vpextr*`, `vpinsr*`, mask-register operations). Packed f16 pairs
+  /// and masked tails go through them, each waiting on a cross-domain transfer.
+  double lane_moves = 0;
   int64_t unbounded_loops = 0;  ///< Loops counted once: no constant bound on their trips.
 };
 

@@ -211,6 +211,31 @@ TEST(CodeCountsTest, MachineInstructionsSeePromotedHalfLanes) {
   EXPECT_GT(counts.machine_instructions, 5 * counts.instructions);
 }
 
+// A lane taken out of a vector and put into another (`vpextrw`, `vpinsrw` on x86) is a lane
+// move; a scalar loop has none.
+TEST(CodeCountsTest, LaneMovesCountExtractsAndInserts) {
+  auto machine = HostMachine();
+  ASSERT_NE(machine, nullptr);
+  auto made = MakeFunction("lanes");
+  llvm::LLVMContext& context = made->context;
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(context, "entry", made->function));
+  llvm::Value* base = b.CreateIntToPtr(made->function->getArg(0), b.getPtrTy());
+  llvm::Type* words = llvm::FixedVectorType::get(b.getInt16Ty(), 8);
+  llvm::Value* loaded = b.CreateLoad(words, base, /*isVolatile=*/true);
+  llvm::Value* lane = b.CreateExtractElement(loaded, made->function->getArg(0));
+  llvm::Value* sum = b.CreateAdd(lane, b.CreateExtractElement(loaded, b.getInt64(3)));
+  llvm::Value* placed = b.CreateInsertElement(loaded, sum, b.getInt64(5));
+  b.CreateStore(placed, base, /*isVolatile=*/true);
+  b.CreateRet(made->function->getArg(0));
+  CodeCounts counts = CountExecutedMachineCode(*made->function, *machine);
+  EXPECT_GE(counts.lane_moves, 2);
+  EXPECT_LT(counts.lane_moves, counts.machine_instructions);
+  auto loop = MakeLoop(10, /*constant_bound=*/true);
+  CodeCounts scalar = CountExecutedMachineCode(*loop->function, *machine);
+  EXPECT_GT(scalar.machine_instructions, 0);
+  EXPECT_DOUBLE_EQ(scalar.lane_moves, 0);
+}
+
 Expected<CodeCounts> CountKernel(const std::string& text, const std::string& config) {
   TS_ASSIGN_OR_RETURN(std::unique_ptr<hlo::HloModule> module, hlo::ParseHloModule(text, "k"));
   analysis::FusionAnalysis analysis = analysis::AnalyzeFusion(*module->fusion());

@@ -64,9 +64,11 @@ std::string VectorFingerprint(std::string_view text, const nlohmann::json& confi
 // registry; schema 8 added the host code's constant divisions, gather lanes and f16/bf16
 // lanes (`code.constant_divisions`, … after `code.instructions_per_element`); schema 9 the
 // machine instructions and float divisions (`code.machine_instructions`,
-// `code.float_divisions`, `code.machine_instructions_per_element`, after them).
-TEST(FeatureSchemaPinTest, TheSchemaNineColumnsKeepTheirNamesAndOrder) {
-  ASSERT_EQ(kFeatureSchemaVersion, 9) << "a new schema version: capture its columns here anew";
+// `code.float_divisions`, `code.machine_instructions_per_element`, after them); schema 10
+// the machine code's lane moves (`code.lane_moves`, `code.lane_moves_per_element`, after
+// those).
+TEST(FeatureSchemaPinTest, TheSchemaTenColumnsKeepTheirNamesAndOrder) {
+  ASSERT_EQ(kFeatureSchemaVersion, 10) << "a new schema version: capture its columns here anew";
   const std::vector<std::string> first = {"cfg.threads_per_block",
                                           "cfg.vector",
                                           "cfg.chunks",
@@ -88,20 +90,20 @@ TEST(FeatureSchemaPinTest, TheSchemaNineColumnsKeepTheirNamesAndOrder) {
                                           "emitter.reduction",
                                           "emitter.scatter",
                                           "launch.blocks"};
-  ASSERT_EQ(FeatureNames().size(), 132u);
+  ASSERT_EQ(FeatureNames().size(), 134u);
   for (size_t i = 0; i < first.size(); ++i) EXPECT_EQ(FeatureNames()[i], first[i]) << i;
-  EXPECT_EQ(NamesFingerprint(), "2eb3450f6200b446");
+  EXPECT_EQ(NamesFingerprint(), "c99ed3f4bb05e093");
 }
 
-TEST(FeatureSchemaPinTest, TheSchemaNineValuesStayBitForBit) {
+TEST(FeatureSchemaPinTest, TheSchemaTenValuesStayBitForBit) {
   EXPECT_EQ(VectorFingerprint(testing::kElementwise, {{"threads_per_block", 256}, {"vector", 4}}),
-            "22282ae19b59169d");
-  EXPECT_EQ(VectorFingerprint(testing::kElementwise, nullptr), "7de0d41b170283cc");
-  EXPECT_EQ(VectorFingerprint(testing::kTranspose, nullptr), "385ceca5f50b6e46");
-  EXPECT_EQ(VectorFingerprint(testing::kTranspose, {{"shared_padding", 0}}), "f99a57c372c41426");
-  EXPECT_EQ(VectorFingerprint(kRowReduce, nullptr), "9fddb19321a4d793");
+            "bd2ce92a702c4dcd");
+  EXPECT_EQ(VectorFingerprint(testing::kElementwise, nullptr), "c05d7e01f4a73efc");
+  EXPECT_EQ(VectorFingerprint(testing::kTranspose, nullptr), "c3f2f10af5203416");
+  EXPECT_EQ(VectorFingerprint(testing::kTranspose, {{"shared_padding", 0}}), "56646185270235d6");
+  EXPECT_EQ(VectorFingerprint(kRowReduce, nullptr), "77c10d7f273f0223");
   EXPECT_EQ(VectorFingerprint(kRowReduce, {{"split", 4}, {"second_pass", "tree"}}),
-            "cd7d1ece58f9f7e2");
+            "60487d8b9d29b492");
 }
 
 }  // namespace

@@ -237,6 +237,21 @@ TEST(HostModelTest, MachineInstructionsArePricedWhereCounted) {
   EXPECT_DOUBLE_EQ(many->breakdown["machine_instructions"].get<double>(), 240000);
 }
 
+// A lane moved between register files pays beside its price as a machine instruction: the
+// same machine count with more lane moves is predicted slower, by their price.
+TEST(HostModelTest, LaneMovesArePricedBesideTheirInstructions) {
+  HostModel model(Fixed());
+  auto emitted = Emit(testing::kElementwise, {{"vector", 2}}, "host");
+  ResourceUsage packed{.executed_instructions = 50000, .executed_machine_instructions = 60000};
+  ResourceUsage moved = packed;
+  moved.executed_lane_moves = 20000;
+  auto few = model.Predict(emitted.kernel, Host(), &packed);
+  auto many = model.Predict(emitted.kernel, Host(), &moved);
+  ASSERT_TRUE(few && many);
+  EXPECT_NEAR(BlockCode(*many) - BlockCode(*few), 20000 * kHostLaneMoveUs, 1e-9);
+  EXPECT_GT(many->microseconds, few->microseconds);
+}
+
 TEST(HostModelTest, ExecutedCodeRoundTripsThroughCompileStats) {
   ResourceUsage usage{.executed_instructions = 1234.5,
                       .executed_divisions = 6,
@@ -247,7 +262,8 @@ TEST(HostModelTest, ExecutedCodeRoundTripsThroughCompileStats) {
                       .executed_float_divisions = 1,
                       .executed_gather_lanes = 16,
                       .executed_half_lanes = 32,
-                      .executed_machine_instructions = 4321};
+                      .executed_machine_instructions = 4321,
+                      .executed_lane_moves = 55};
   nlohmann::json stats = {{"compile_ms", 3.5}};
   AddResourceUsageToStats(usage, stats);
   EXPECT_FALSE(stats.contains("registers"));  // no cubin figures were known
@@ -264,6 +280,7 @@ TEST(HostModelTest, ExecutedCodeRoundTripsThroughCompileStats) {
   EXPECT_DOUBLE_EQ(back.executed_gather_lanes, 16);
   EXPECT_DOUBLE_EQ(back.executed_half_lanes, 32);
   EXPECT_DOUBLE_EQ(back.executed_machine_instructions, 4321);
+  EXPECT_DOUBLE_EQ(back.executed_lane_moves, 55);
   EXPECT_FALSE(ResourceUsageFromStats(nlohmann::json::object()).known());
 }
 

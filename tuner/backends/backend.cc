@@ -89,7 +89,8 @@ Expected<costmodel::ResourceUsage> CountHostUsage(const emitters::KernelIR& kern
                                   .executed_float_divisions = counts.float_divisions,
                                   .executed_gather_lanes = counts.gather_lanes,
                                   .executed_half_lanes = counts.half_lanes,
-                                  .executed_machine_instructions = counts.machine_instructions};
+                                  .executed_machine_instructions = counts.machine_instructions,
+                                  .executed_lane_moves = counts.lane_moves};
 }
 
 }  // namespace tilesmith::tuner
