@@ -224,15 +224,13 @@ CodeCounts CountWithBlockRuns(llvm::Function& function,
   return counts;
 }
 
-// Machine instructions in `assembly` (the target's text for `function`), each weighted by
-// the runs of the IR block the printer names beside its machine block's label (`# %name`);
-// a block the code generator split off, unnamed, runs as the block before it.
+// Whether `mnemonic` moves a single lane between vector, mask and general registers: an
+// element extracted or inserted, or a mask-register operation (kmov, kand, kor, kortest, …).
 bool IsLaneMove(std::string_view mnemonic) {
   if (mnemonic.starts_with("vpextr") || mnemonic.starts_with("vpinsr") ||
       mnemonic.starts_with("pextr") || mnemonic.starts_with("pinsr")) {
     return true;
   }
-  // Mask-register operations: kmov, kand, kor, kxor, knot, kshift, kunpck, kortest, ktest.
   for (std::string_view mask :
        {"kmov", "kand", "kor", "kxor", "knot", "kshift", "kunpck", "ktest", "kadd"}) {
     if (mnemonic.starts_with(mask)) return true;
@@ -242,9 +240,13 @@ bool IsLaneMove(std::string_view mnemonic) {
 
 struct MachineCounts {
   double instructions = 0;
-  double lane_moves = 0;
+  double lane_moves = 0;  ///< Of `instructions`: those IsLaneMove names.
 };
 
+// Machine instructions and lane moves in `assembly` (the target's text for `function`),
+// each weighted by the runs of the IR block the printer names beside its machine block's
+// label (`# %name`); a block the code generator split off, unnamed, runs as the block
+// before it.
 MachineCounts WeightedMachineInstructions(
     std::string_view assembly, std::string_view function,
     const std::unordered_map<std::string, double>& runs_by_block) {
