@@ -137,14 +137,20 @@ GROUPS = {
 
 
 def ablate(files):
+    judged_files = [(names, judged, matrix(judged)) for _, (names, _, judged) in files]
     for left_out, prefixes in [("nothing", [])] + list(GROUPS.items()):
         figures = []
-        for _, (names, _, judged) in files:
+        for names, judged, X in judged_files:
             keep = [i for i, n in enumerate(names) if not any(n.startswith(p) for p in prefixes)]
-            figures.append(score(judged, fit_within(judged, matrix(judged)[:, keep], 4, 2, 0.1,
-                                                    100)))
+            figures.append(score(judged, fit_within(judged, X[:, keep], 4, 2, 0.1, 100)))
         print(f"without {left_out:34s}", " ".join(f"{x:.3f}" for x in figures),
               f"mean {np.mean(figures):.3f}")
+
+
+def booster_params(seed, depth):
+    """The learned model's settings (as the bench's), for trees trained across fusions."""
+    return dict(base_score=0, tree_method="hist", max_depth=depth, eta=0.1, min_child_weight=2,
+                subsample=0.8, colsample_bytree=0.8, seed=seed, verbosity=0, nthread=2)
 
 
 def train_boosters(X, train, objective, seeds=3):
@@ -155,9 +161,7 @@ def train_boosters(X, train, objective, seeds=3):
     measured = np.log([r["measured_us"] for r in train])
     boosters = []
     for seed in range(seeds):
-        params = dict(base_score=0, tree_method="hist", max_depth=5, eta=0.1,
-                      min_child_weight=2, subsample=0.8, colsample_bytree=0.8, seed=seed,
-                      verbosity=0, nthread=2)
+        params = booster_params(seed, depth=5)
         if objective == "pairwise":
             params["objective"] = "rank:pairwise"
             data = xgb.DMatrix(X, label=-measured, base_margin=-analytic)
@@ -195,17 +199,18 @@ def transfer(files, shares, add_context):
     X = matrix(train)
     if add_context:
         X = with_context(index, train, X)
+    judged_files = []
+    for _, (_, _, judged) in files:
+        Xj = matrix(judged)
+        if add_context:
+            Xj = with_context(index, judged, Xj)
+        judged_files.append((judged, Xj, np.log([r["analytic_us"] for r in judged])))
     for objective in ("log-time", "pairwise"):
         boosters = train_boosters(X, train, objective)
+        corrections = [correction(boosters, Xj, objective) for _, Xj, _ in judged_files]
         for share in shares:
-            figures = []
-            for _, (_, _, judged) in files:
-                Xj = matrix(judged)
-                if add_context:
-                    Xj = with_context(index, judged, Xj)
-                analytic = np.log([r["analytic_us"] for r in judged])
-                figures.append(score(judged, analytic + share * correction(boosters, Xj,
-                                                                           objective)))
+            figures = [score(judged, analytic + share * corrected)
+                       for (judged, _, analytic), corrected in zip(judged_files, corrections)]
             print(f"{objective:8s} share {share:.2f}", " ".join(f"{x:.3f}" for x in figures),
                   f"mean {np.mean(figures):.3f}")
 
@@ -243,22 +248,22 @@ def nearest(files):
     shapes = np.array([known[f][1] for f in fusions])
     mean, spread = shapes.mean(0), shapes.std(0) + 1e-9
     points = np.array([np.r_[known[f][0], (known[f][1] - mean) / spread] for f in fusions])
+    judged_files = []
+    for _, (_, _, judged) in files:
+        Xj = matrix(judged)
+        judged_files.append((judged, Xj, np.log([r["analytic_us"] for r in judged]),
+                             descriptors(names, judged, Xj)))
     for k in (40, 100, 200):
         figures = []
-        for _, (_, _, judged) in files:
-            Xj = matrix(judged)
-            judged_analytic = np.log([r["analytic_us"] for r in judged])
+        for judged, Xj, judged_analytic, judged_descriptors in judged_files:
             rho = []
-            for emitter, shape, idx in descriptors(names, judged, Xj).values():
+            for emitter, shape, idx in judged_descriptors.values():
                 point = np.r_[emitter, (shape - mean) / spread]
                 near = np.argsort(((points - point) ** 2).sum(1))[:k]
                 rows = np.concatenate([known[fusions[n]][2] for n in near])
                 value = 0
                 for seed in range(3):
-                    params = dict(base_score=0, tree_method="hist", max_depth=4, eta=0.1,
-                                  min_child_weight=2, subsample=0.8, colsample_bytree=0.8,
-                                  seed=seed, verbosity=0, nthread=2)
-                    booster = xgb.train(params, xgb.DMatrix(X[rows], label=measured[rows],
+                    booster = xgb.train(booster_params(seed, depth=4), xgb.DMatrix(X[rows], label=measured[rows],
                                                             base_margin=analytic[rows]), 100)
                     value = value + booster.predict(xgb.DMatrix(Xj[idx])) / 3
                 rho.append(fusion_score(judged, idx, judged_analytic[idx] + 0.5 * value))
