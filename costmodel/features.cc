@@ -341,6 +341,10 @@ std::vector<float> KernelFeatures(const emitters::KernelIR& kernel, const Device
   }
   // What the compiled host code executes (per block, then the whole grid), where counted.
   if (usage != nullptr && usage->has_host_code()) {
+    // A block's count over the whole grid, per output element.
+    auto per_element = [&](double per_block) {
+      return per_block * static_cast<double>(blocks) / std::max(1.0, out_elements);
+    };
     double instructions = usage->executed_instructions;
     row.Set("code.instructions", instructions);
     row.Set("code.divisions", usage->executed_divisions);
@@ -352,8 +356,7 @@ std::vector<float> KernelFeatures(const emitters::KernelIR& kernel, const Device
     row.Set("code.division_share", usage->executed_divisions / instructions);
     row.Set("code.memory_share", usage->executed_memory / instructions);
     row.Set("code.vector_share", usage->executed_vector / instructions);
-    row.Set("code.instructions_per_element",
-            instructions * static_cast<double>(blocks) / std::max(1.0, out_elements));
+    row.Set("code.instructions_per_element", per_element(instructions));
     row.Set("code.constant_divisions", usage->executed_constant_divisions);
     row.Set("code.gather_lanes", usage->executed_gather_lanes);
     row.Set("code.constant_division_share",
@@ -364,13 +367,10 @@ std::vector<float> KernelFeatures(const emitters::KernelIR& kernel, const Device
     row.Set("code.float_divisions", usage->executed_float_divisions);
     if (usage->executed_machine_instructions > 0) {
       row.Set("code.machine_instructions", usage->executed_machine_instructions);
-      row.Set("code.machine_instructions_per_element", usage->executed_machine_instructions *
-                                                           static_cast<double>(blocks) /
-                                                           std::max(1.0, out_elements));
+      row.Set("code.machine_instructions_per_element",
+              per_element(usage->executed_machine_instructions));
       row.Set("code.lane_moves", usage->executed_lane_moves);
-      row.Set(
-          "code.lane_moves_per_element",
-          usage->executed_lane_moves * static_cast<double>(blocks) / std::max(1.0, out_elements));
+      row.Set("code.lane_moves_per_element", per_element(usage->executed_lane_moves));
     }
   }
 
